@@ -1,0 +1,134 @@
+import type { Duplex } from "node:stream";
+import { ProtocolError } from "./errors.js";
+import { type Frame, FrameDecoder, checkMaxDataLength } from "./frame.js";
+import { FrameWriter } from "./writer.js";
+
+/** Options shared by clients and servers. */
+export interface ConnectionOptions {
+  /** Largest frame data sent or accepted. Default 4 MiB, the reference's limit. */
+  maxDataLength?: number;
+  /** Inbound messages a stream may queue unread before the connection stops reading. Default 64. */
+  streamHighWater?: number;
+}
+
+/** Validated connection options with their defaults. */
+export interface ResolvedConnectionOptions {
+  readonly maxDataLength: number;
+  readonly streamHighWater: number;
+}
+
+/** Validates ConnectionOptions in one place. */
+export function resolveConnectionOptions(options: ConnectionOptions = {}): ResolvedConnectionOptions {
+  const hw = options.streamHighWater ?? 64;
+  if (!Number.isSafeInteger(hw) || hw < 1) {
+    throw new RangeError(`ttrpc: streamHighWater ${hw} is not a positive integer`);
+  }
+  return { maxDataLength: checkMaxDataLength(options.maxDataLength), streamHighWater: hw };
+}
+
+/**
+ * The socket side shared by client and server connections: decodes frames from the socket,
+ * batches frames to it, stops reading while the socket is congested or a stream's queue is
+ * full, and reports the connection's end exactly once.
+ */
+export abstract class FrameConnection {
+  protected readonly decoder: FrameDecoder;
+  protected readonly writer: FrameWriter;
+  protected readonly options: ResolvedConnectionOptions;
+  private holds = 0;
+  private waitingForDrain = false;
+  private closeError: Error | undefined;
+  private readonly closedPromise: Promise<Error>;
+  private resolveClosed!: (err: Error) => void;
+
+  constructor(
+    protected readonly socket: Duplex,
+    options: ConnectionOptions,
+  ) {
+    this.options = resolveConnectionOptions(options);
+    this.decoder = new FrameDecoder({ maxDataLength: this.options.maxDataLength });
+    this.writer = new FrameWriter(socket);
+    this.closedPromise = new Promise((resolve) => (this.resolveClosed = resolve));
+    socket.on("data", this.onData);
+    socket.on("end", this.onEnd);
+    socket.on("error", this.onError);
+    socket.on("close", this.onSocketClose);
+    socket.on("drain", this.onDrain);
+  }
+
+  /** Settles with the reason once the connection has ended. */
+  get closed(): Promise<Error> {
+    return this.closedPromise;
+  }
+
+  /** The reason the connection ended, or undefined while it is open. */
+  get closeReason(): Error | undefined {
+    return this.closeError;
+  }
+
+  protected abstract onFrame(frame: Frame): void;
+
+  /** Called once when the connection ends; every pending call must settle here. */
+  protected abstract onClose(reason: Error): void;
+
+  /** Stops reading the socket until a matching release() (nested holds count). */
+  hold(): void {
+    if (this.holds++ === 0) this.socket.pause();
+  }
+
+  release(): void {
+    if (this.holds > 0 && --this.holds === 0 && this.closeError === undefined) this.socket.resume();
+  }
+
+  /** Ends the connection with `reason`, destroying the socket. */
+  close(reason: Error = new ProtocolError("ttrpc: connection closed")): void {
+    if (this.closeError !== undefined) return;
+    this.closeError = reason;
+    this.writer.close();
+    this.socket.destroy();
+    this.onClose(reason);
+    this.resolveClosed(reason);
+  }
+
+  /** Flushes queued frames, then half-closes the socket. */
+  protected endWrites(): void {
+    this.writer.flush();
+    this.socket.end();
+  }
+
+  private readonly onData = (chunk: Uint8Array): void => {
+    const frames = this.decoder.decode(chunk);
+    for (let i = 0; i < frames.length; i++) {
+      if (this.closeError !== undefined) return;
+      this.onFrame(frames[i]!);
+    }
+    if (!this.waitingForDrain && this.writer.congested) {
+      this.waitingForDrain = true;
+      this.hold();
+    }
+  };
+
+  private readonly onDrain = (): void => {
+    if (this.waitingForDrain) {
+      this.waitingForDrain = false;
+      this.release();
+    }
+  };
+
+  private readonly onEnd = (): void => {
+    try {
+      this.decoder.end();
+      this.close(new ProtocolError("ttrpc: connection closed by peer"));
+    } catch (err) {
+      this.close(err as Error);
+    }
+  };
+
+  private readonly onError = (err: Error): void => {
+    this.close(new ProtocolError(`ttrpc: connection error: ${err.message}`, { cause: err }));
+  };
+
+  private readonly onSocketClose = (): void => {
+    this.close(new ProtocolError("ttrpc: connection closed"));
+  };
+}

@@ -1,0 +1,336 @@
+import type { StatusDetail, StatusFields } from "./errors.js";
+import {
+  Reader,
+  utf8Length,
+  varint32Size,
+  varint64Size,
+  writeUtf8,
+  writeVarint32,
+  writeVarint64,
+} from "./wire.js";
+
+/** One metadata entry of a request; a key may repeat. */
+export interface KeyValue {
+  readonly key: string;
+  readonly value: string;
+}
+
+/** A decoded ttrpc.Request. `payload` is a view into the frame's data. */
+export interface RequestEnvelope {
+  readonly service: string;
+  readonly method: string;
+  readonly payload: Uint8Array;
+  /** Nanoseconds the caller still waits; 0 for no deadline (int64 on the wire, safe here). */
+  readonly timeoutNano: number;
+  readonly metadata: readonly KeyValue[];
+}
+
+/** A decoded ttrpc.Response. `status` is undefined when the response had none (success). */
+export interface ResponseEnvelope {
+  readonly status: StatusFields | undefined;
+  readonly payload: Uint8Array;
+}
+
+const EMPTY: Uint8Array = new Uint8Array(0);
+const NO_METADATA: readonly KeyValue[] = [];
+
+/** Field sizes of an encoded Request, computed once and used to write it. */
+export class RequestSizes {
+  serviceLen = 0;
+  methodLen = 0;
+  metaLens: number[] = [];
+  /** Size of everything but the payload's bytes. */
+  head = 0;
+  total = 0;
+
+  measure(req: RequestEnvelope): this {
+    this.serviceLen = utf8Length(req.service);
+    this.methodLen = utf8Length(req.method);
+    let head = 0;
+    if (this.serviceLen > 0) head += 1 + varint32Size(this.serviceLen) + this.serviceLen;
+    if (this.methodLen > 0) head += 1 + varint32Size(this.methodLen) + this.methodLen;
+    if (req.timeoutNano !== 0) head += 1 + varint64Size(req.timeoutNano);
+    this.metaLens.length = 0;
+    for (const kv of req.metadata) {
+      const k = utf8Length(kv.key);
+      const v = utf8Length(kv.value);
+      const inner = (k > 0 ? 1 + varint32Size(k) + k : 0) + (v > 0 ? 1 + varint32Size(v) + v : 0);
+      this.metaLens.push(k, v, inner);
+      head += 1 + varint32Size(inner) + inner;
+    }
+    const p = req.payload.length;
+    if (p > 0) head += 1 + varint32Size(p);
+    this.head = head;
+    this.total = head + p;
+    return this;
+  }
+}
+
+/**
+ * Writes a Request measured by `sizes` into `buf` at `pos`, all but the payload's bytes, which
+ * go last (field order is free in protobuf; last lets a large payload be written uncopied).
+ * Returns the position after what was written.
+ */
+export function writeRequestHead(buf: Uint8Array, pos: number, req: RequestEnvelope, sizes: RequestSizes): number {
+  if (sizes.serviceLen > 0) {
+    buf[pos++] = 0x0a;
+    pos = writeVarint32(buf, pos, sizes.serviceLen);
+    pos = writeUtf8(buf, pos, req.service, sizes.serviceLen);
+  }
+  if (sizes.methodLen > 0) {
+    buf[pos++] = 0x12;
+    pos = writeVarint32(buf, pos, sizes.methodLen);
+    pos = writeUtf8(buf, pos, req.method, sizes.methodLen);
+  }
+  if (req.timeoutNano !== 0) {
+    buf[pos++] = 0x20;
+    pos = writeVarint64(buf, pos, req.timeoutNano);
+  }
+  let i = 0;
+  for (const kv of req.metadata) {
+    const k = sizes.metaLens[i]!;
+    const v = sizes.metaLens[i + 1]!;
+    const inner = sizes.metaLens[i + 2]!;
+    i += 3;
+    buf[pos++] = 0x2a;
+    pos = writeVarint32(buf, pos, inner);
+    if (k > 0) {
+      buf[pos++] = 0x0a;
+      pos = writeVarint32(buf, pos, k);
+      pos = writeUtf8(buf, pos, kv.key, k);
+    }
+    if (v > 0) {
+      buf[pos++] = 0x12;
+      pos = writeVarint32(buf, pos, v);
+      pos = writeUtf8(buf, pos, kv.value, v);
+    }
+  }
+  if (req.payload.length > 0) {
+    buf[pos++] = 0x1a;
+    pos = writeVarint32(buf, pos, req.payload.length);
+  }
+  return pos;
+}
+
+/** A Request as one new byte array. */
+export function encodeRequest(req: RequestEnvelope): Uint8Array {
+  const sizes = new RequestSizes().measure(req);
+  const out = new Uint8Array(sizes.total);
+  const pos = writeRequestHead(out, 0, req, sizes);
+  out.set(req.payload, pos);
+  return out;
+}
+
+/** Decodes a Request; throws ProtocolError naming what is wrong. */
+export function decodeRequest(data: Uint8Array): RequestEnvelope {
+  const r = new Reader(data, "request");
+  let service = "";
+  let method = "";
+  let payload = EMPTY;
+  let timeoutNano = 0;
+  let metadata: KeyValue[] | undefined;
+  while (!r.done) {
+    const tag = r.uint32();
+    switch (tag >>> 3) {
+      case 1:
+        r.expect(tag, 2);
+        service = r.string();
+        break;
+      case 2:
+        r.expect(tag, 2);
+        method = r.string();
+        break;
+      case 3:
+        r.expect(tag, 2);
+        payload = r.bytes();
+        break;
+      case 4:
+        r.expect(tag, 0);
+        timeoutNano = r.int64();
+        break;
+      case 5: {
+        r.expect(tag, 2);
+        (metadata ??= []).push(decodeKeyValue(r.bytes()));
+        break;
+      }
+      case 0:
+        r.fail("field number 0");
+        break;
+      default:
+        r.skip(tag & 7);
+    }
+  }
+  return { service, method, payload, timeoutNano, metadata: metadata ?? NO_METADATA };
+}
+
+function decodeKeyValue(data: Uint8Array): KeyValue {
+  const r = new Reader(data, "request metadata");
+  let key = "";
+  let value = "";
+  while (!r.done) {
+    const tag = r.uint32();
+    const field = tag >>> 3;
+    if (field === 1) {
+      r.expect(tag, 2);
+      key = r.string();
+    } else if (field === 2) {
+      r.expect(tag, 2);
+      value = r.string();
+    } else if (field === 0) r.fail("field number 0");
+    else r.skip(tag & 7);
+  }
+  return { key, value };
+}
+
+/** Field sizes of an encoded Response. */
+export class ResponseSizes {
+  statusLen = 0;
+  messageLen = 0;
+  detailLens: number[] = [];
+  head = 0;
+  total = 0;
+
+  measure(status: StatusFields | undefined, payloadLength: number): this {
+    let head = 0;
+    this.statusLen = 0;
+    this.detailLens.length = 0;
+    if (status !== undefined) {
+      let s = 0;
+      if (status.code !== 0) s += 1 + varint64Size(status.code);
+      this.messageLen = utf8Length(status.message);
+      if (this.messageLen > 0) s += 1 + varint32Size(this.messageLen) + this.messageLen;
+      for (const d of status.details) {
+        const t = utf8Length(d.typeUrl);
+        const v = d.value.length;
+        const inner = (t > 0 ? 1 + varint32Size(t) + t : 0) + (v > 0 ? 1 + varint32Size(v) + v : 0);
+        this.detailLens.push(t, inner);
+        s += 1 + varint32Size(inner) + inner;
+      }
+      this.statusLen = s;
+      head += 1 + varint32Size(s) + s;
+    }
+    if (payloadLength > 0) head += 1 + varint32Size(payloadLength);
+    this.head = head;
+    this.total = head + payloadLength;
+    return this;
+  }
+}
+
+/** Writes a Response measured by `sizes`, all but the payload's bytes, which must follow. */
+export function writeResponseHead(
+  buf: Uint8Array,
+  pos: number,
+  status: StatusFields | undefined,
+  payloadLength: number,
+  sizes: ResponseSizes,
+): number {
+  if (status !== undefined) {
+    buf[pos++] = 0x0a;
+    pos = writeVarint32(buf, pos, sizes.statusLen);
+    if (status.code !== 0) {
+      buf[pos++] = 0x08;
+      pos = writeVarint64(buf, pos, status.code);
+    }
+    if (sizes.messageLen > 0) {
+      buf[pos++] = 0x12;
+      pos = writeVarint32(buf, pos, sizes.messageLen);
+      pos = writeUtf8(buf, pos, status.message, sizes.messageLen);
+    }
+    let i = 0;
+    for (const d of status.details) {
+      const t = sizes.detailLens[i]!;
+      const inner = sizes.detailLens[i + 1]!;
+      i += 2;
+      buf[pos++] = 0x1a;
+      pos = writeVarint32(buf, pos, inner);
+      if (t > 0) {
+        buf[pos++] = 0x0a;
+        pos = writeVarint32(buf, pos, t);
+        pos = writeUtf8(buf, pos, d.typeUrl, t);
+      }
+      if (d.value.length > 0) {
+        buf[pos++] = 0x12;
+        pos = writeVarint32(buf, pos, d.value.length);
+        buf.set(d.value, pos);
+        pos += d.value.length;
+      }
+    }
+  }
+  if (payloadLength > 0) {
+    buf[pos++] = 0x12;
+    pos = writeVarint32(buf, pos, payloadLength);
+  }
+  return pos;
+}
+
+/** A Response as one new byte array. */
+export function encodeResponse(status: StatusFields | undefined, payload: Uint8Array = EMPTY): Uint8Array {
+  const sizes = new ResponseSizes().measure(status, payload.length);
+  const out = new Uint8Array(sizes.total);
+  const pos = writeResponseHead(out, 0, status, payload.length, sizes);
+  out.set(payload, pos);
+  return out;
+}
+
+/** Decodes a Response; throws ProtocolError naming what is wrong. */
+export function decodeResponse(data: Uint8Array): ResponseEnvelope {
+  const r = new Reader(data, "response");
+  let status: StatusFields | undefined;
+  let payload = EMPTY;
+  while (!r.done) {
+    const tag = r.uint32();
+    const field = tag >>> 3;
+    if (field === 1) {
+      r.expect(tag, 2);
+      status = decodeStatus(r.bytes(), status);
+    } else if (field === 2) {
+      r.expect(tag, 2);
+      payload = r.bytes();
+    } else if (field === 0) r.fail("field number 0");
+    else r.skip(tag & 7);
+  }
+  return { status, payload };
+}
+
+/** Decodes a google.rpc.Status, merging into `prev` as protobuf does for a repeated message field. */
+function decodeStatus(data: Uint8Array, prev: StatusFields | undefined): StatusFields {
+  const r = new Reader(data, "response status");
+  let code = prev?.code ?? 0;
+  let message = prev?.message ?? "";
+  const details: StatusDetail[] = prev === undefined ? [] : [...prev.details];
+  while (!r.done) {
+    const tag = r.uint32();
+    const field = tag >>> 3;
+    if (field === 1) {
+      r.expect(tag, 0);
+      code = r.int32();
+    } else if (field === 2) {
+      r.expect(tag, 2);
+      message = r.string();
+    } else if (field === 3) {
+      r.expect(tag, 2);
+      details.push(decodeAny(r.bytes()));
+    } else if (field === 0) r.fail("field number 0");
+    else r.skip(tag & 7);
+  }
+  return { code, message, details };
+}
+
+function decodeAny(data: Uint8Array): StatusDetail {
+  const r = new Reader(data, "status detail");
+  let typeUrl = "";
+  let value = EMPTY;
+  while (!r.done) {
+    const tag = r.uint32();
+    const field = tag >>> 3;
+    if (field === 1) {
+      r.expect(tag, 2);
+      typeUrl = r.string();
+    } else if (field === 2) {
+      r.expect(tag, 2);
+      value = r.bytes();
+    } else if (field === 0) r.fail("field number 0");
+    else r.skip(tag & 7);
+  }
+  return { typeUrl, value };
+}

@@ -1,0 +1,175 @@
+import { ProtocolError } from "./errors.js";
+
+/** Bytes in a ttrpc frame header: length (u32 BE), stream id (u32 BE), type (u8), flags (u8). */
+export const HEADER_LENGTH = 10;
+
+/** The reference limit on a frame's data: 4 MiB. */
+export const DEFAULT_MAX_DATA_LENGTH = 4 << 20;
+
+/** Frame types. */
+export const MessageType = { Request: 1, Response: 2, Data: 3 } as const;
+
+/** Frame flags; their meaning depends on the frame type. */
+export const Flag = { RemoteClosed: 0x1, RemoteOpen: 0x2, NoData: 0x4 } as const;
+
+const EMPTY: Uint8Array = new Uint8Array(0);
+
+/**
+ * One decoded frame. `data` is a view into the chunk it arrived in when the frame lay inside one
+ * chunk, or a fresh copy when it straddled chunks. `oversize` is 0, or the announced length of a
+ * frame over the limit, whose data is skipped and never buffered (`data` is then empty).
+ */
+export class Frame {
+  constructor(
+    readonly streamId: number,
+    readonly type: number,
+    readonly flags: number,
+    readonly data: Uint8Array,
+    readonly oversize: number,
+  ) {}
+}
+
+/** Options of a FrameDecoder. */
+export interface FrameDecoderOptions {
+  /** Largest frame data accepted; larger frames are reported and skipped. Default 4 MiB. */
+  maxDataLength?: number;
+}
+
+/** Validates a data-length limit option, shared by every layer that takes one. */
+export function checkMaxDataLength(value: number | undefined): number {
+  if (value === undefined) return DEFAULT_MAX_DATA_LENGTH;
+  if (!Number.isSafeInteger(value) || value < 0 || value > 0xffffffff) {
+    throw new RangeError(`ttrpc: maxDataLength ${value} is not an integer from 0 to 4294967295`);
+  }
+  return value;
+}
+
+/**
+ * Push decoder for ttrpc frames: feed it socket chunks of any size, in order, and it returns
+ * the frames each chunk completes. It never concatenates chunks: a frame inside one chunk is
+ * handed out as a view, and only a frame split across chunks is copied, once, into a buffer of
+ * its announced size (checked against the limit before any byte is buffered).
+ */
+export class FrameDecoder {
+  readonly maxDataLength: number;
+  private readonly header = new Uint8Array(HEADER_LENGTH);
+  private headerFill = 0;
+  private body: Uint8Array | null = null;
+  private bodyFill = 0;
+  private skipLeft = 0;
+  private streamId = 0;
+  private type = 0;
+  private flags = 0;
+  private readonly out: Frame[] = [];
+
+  constructor(options: FrameDecoderOptions = {}) {
+    this.maxDataLength = checkMaxDataLength(options.maxDataLength);
+  }
+
+  /** Whether the decoder sits between frames (nothing partial buffered or being skipped). */
+  get idle(): boolean {
+    return this.headerFill === 0 && this.body === null && this.skipLeft === 0;
+  }
+
+  /**
+   * The frames completed by `chunk`, in order. The returned array is reused by the next call
+   * (the frames themselves are not): consume it before decoding more.
+   */
+  decode(input: Uint8Array): Frame[] {
+    const frames = this.out;
+    frames.length = 0;
+    // Views of a plain Uint8Array are cheaper to make than views of a Node Buffer.
+    const chunk = input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.length);
+    const n = chunk.length;
+    let off = 0;
+    while (off < n) {
+      if (this.skipLeft > 0) {
+        const k = Math.min(this.skipLeft, n - off);
+        this.skipLeft -= k;
+        off += k;
+        continue;
+      }
+      if (this.body !== null) {
+        const body = this.body;
+        const k = Math.min(body.length - this.bodyFill, n - off);
+        body.set(chunk.subarray(off, off + k), this.bodyFill);
+        this.bodyFill += k;
+        off += k;
+        if (this.bodyFill === body.length) {
+          frames.push(new Frame(this.streamId, this.type, this.flags, body, 0));
+          this.body = null;
+        }
+        continue;
+      }
+      let length: number;
+      if (this.headerFill === 0 && n - off >= HEADER_LENGTH) {
+        length = ((chunk[off]! << 24) | (chunk[off + 1]! << 16) | (chunk[off + 2]! << 8) | chunk[off + 3]!) >>> 0;
+        this.streamId = ((chunk[off + 4]! << 24) | (chunk[off + 5]! << 16) | (chunk[off + 6]! << 8) | chunk[off + 7]!) >>> 0;
+        this.type = chunk[off + 8]!;
+        this.flags = chunk[off + 9]!;
+        off += HEADER_LENGTH;
+      } else {
+        const h = this.header;
+        const k = Math.min(HEADER_LENGTH - this.headerFill, n - off);
+        h.set(chunk.subarray(off, off + k), this.headerFill);
+        this.headerFill += k;
+        off += k;
+        if (this.headerFill < HEADER_LENGTH) break;
+        this.headerFill = 0;
+        length = ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
+        this.streamId = ((h[4]! << 24) | (h[5]! << 16) | (h[6]! << 8) | h[7]!) >>> 0;
+        this.type = h[8]!;
+        this.flags = h[9]!;
+      }
+      if (length > this.maxDataLength) {
+        frames.push(new Frame(this.streamId, this.type, this.flags, EMPTY, length));
+        this.skipLeft = length;
+      } else if (n - off >= length) {
+        frames.push(new Frame(this.streamId, this.type, this.flags, length === 0 ? EMPTY : chunk.subarray(off, off + length), 0));
+        off += length;
+      } else {
+        this.body = new Uint8Array(length);
+        this.bodyFill = 0;
+      }
+    }
+    return frames;
+  }
+
+  /** Call at end of input: throws ProtocolError if a frame was cut short. */
+  end(): void {
+    if (this.headerFill > 0) {
+      throw new ProtocolError(`ttrpc: truncated frame: input ended after ${this.headerFill} of ${HEADER_LENGTH} header bytes`);
+    }
+    if (this.body !== null) {
+      throw new ProtocolError(
+        `ttrpc: truncated frame: input ended after ${this.bodyFill} of ${this.body.length} data bytes of stream ${this.streamId}`,
+      );
+    }
+    if (this.skipLeft > 0) {
+      throw new ProtocolError(`ttrpc: truncated frame: input ended with ${this.skipLeft} bytes of an oversized frame of stream ${this.streamId} unread`);
+    }
+  }
+}
+
+/** Writes a frame header into `buf` at `pos`; returns the position after it. */
+export function writeHeader(buf: Uint8Array, pos: number, length: number, streamId: number, type: number, flags: number): number {
+  buf[pos] = length >>> 24;
+  buf[pos + 1] = length >>> 16;
+  buf[pos + 2] = length >>> 8;
+  buf[pos + 3] = length;
+  buf[pos + 4] = streamId >>> 24;
+  buf[pos + 5] = streamId >>> 16;
+  buf[pos + 6] = streamId >>> 8;
+  buf[pos + 7] = streamId;
+  buf[pos + 8] = type;
+  buf[pos + 9] = flags;
+  return pos + HEADER_LENGTH;
+}
+
+/** One whole frame as a new byte array (for tests and tools; connections use FrameWriter). */
+export function encodeFrame(streamId: number, type: number, flags: number, data: Uint8Array = EMPTY): Uint8Array {
+  const out = new Uint8Array(HEADER_LENGTH + data.length);
+  writeHeader(out, 0, data.length, streamId, type, flags);
+  out.set(data, HEADER_LENGTH);
+  return out;
+}

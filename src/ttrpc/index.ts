@@ -1,0 +1,48 @@
+/**
+ * nri-wire/ttrpc: the ttrpc protocol. A sans-IO frame codec, a client and a server over any
+ * Node Duplex, typed clients and services from protoc-gen-es descriptors, and the status and
+ * protocol errors.
+ */
+export { Client, type CallOptions } from "./client.js";
+export { type ConnectionOptions, FrameConnection } from "./connection.js";
+export {
+  type KeyValue,
+  type RequestEnvelope,
+  type ResponseEnvelope,
+  decodeRequest,
+  decodeResponse,
+  encodeRequest,
+  encodeResponse,
+} from "./envelope.js";
+export { ProtocolError, RpcError, type StatusDetail, type StatusFields } from "./errors.js";
+export {
+  DEFAULT_MAX_DATA_LENGTH,
+  Flag,
+  Frame,
+  FrameDecoder,
+  type FrameDecoderOptions,
+  HEADER_LENGTH,
+  MessageType,
+  encodeFrame,
+} from "./frame.js";
+export { type MetadataInit, groupMetadata, toKeyValues } from "./metadata.js";
+export {
+  type BidiStreamingHandler,
+  type CallContext,
+  type ClientStreamingHandler,
+  type RawMethod,
+  Server,
+  ServerConnection,
+  type ServerOptions,
+  type ServerStreamingHandler,
+  type UnaryHandler,
+} from "./server.js";
+export { Code, codeName } from "./status.js";
+export {
+  type ServiceClient,
+  type ServiceImpl,
+  type ServiceNameOptions,
+  createClient,
+  registerService,
+  serviceMethods,
+} from "./typed.js";

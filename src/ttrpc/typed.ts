@@ -1,0 +1,152 @@
+import {
+  type DescMessage,
+  type DescMethod,
+  type MessageInitShape,
+  type MessageShape,
+  create,
+  fromBinary,
+  toBinary,
+} from "@bufbuild/protobuf";
+import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import type { CallOptions, Client } from "./client.js";
+import { RpcError } from "./errors.js";
+import type { CallContext, RawMethod, Server } from "./server.js";
+import { Code } from "./status.js";
+
+type Shape<K extends DescMethod["methodKind"], I extends DescMessage, O extends DescMessage> = {
+  methodKind: K;
+  input: I;
+  output: O;
+};
+
+/** A client method per service method, typed from the generated descriptor. */
+export type ServiceClient<M extends GenServiceMethods> = {
+  [K in keyof M]: M[K] extends Shape<"unary", infer I, infer O>
+    ? (request: MessageInitShape<I>, options?: CallOptions) => Promise<MessageShape<O>>
+    : M[K] extends Shape<"server_streaming", infer I, infer O>
+      ? (request: MessageInitShape<I>, options?: CallOptions) => AsyncIterable<MessageShape<O>>
+      : M[K] extends Shape<"client_streaming", infer I, infer O>
+        ? (requests: AsyncIterable<MessageInitShape<I>>, options?: CallOptions) => Promise<MessageShape<O>>
+        : M[K] extends Shape<"bidi_streaming", infer I, infer O>
+          ? (requests: AsyncIterable<MessageInitShape<I>>, options?: CallOptions) => AsyncIterable<MessageShape<O>>
+          : never;
+};
+
+/** Handlers for a service's methods, typed from the generated descriptor; any may be left out. */
+export type ServiceImpl<M extends GenServiceMethods> = {
+  [K in keyof M]?: M[K] extends Shape<"unary", infer I, infer O>
+    ? (request: MessageShape<I>, ctx: CallContext) => MessageInitShape<O> | Promise<MessageInitShape<O>>
+    : M[K] extends Shape<"server_streaming", infer I, infer O>
+      ? (request: MessageShape<I>, ctx: CallContext) => AsyncIterable<MessageInitShape<O>>
+      : M[K] extends Shape<"client_streaming", infer I, infer O>
+        ? (requests: AsyncIterable<MessageShape<I>>, ctx: CallContext) => Promise<MessageInitShape<O>>
+        : M[K] extends Shape<"bidi_streaming", infer I, infer O>
+          ? (requests: AsyncIterable<MessageShape<I>>, ctx: CallContext) => AsyncIterable<MessageInitShape<O>>
+          : never;
+};
+
+/** Options of createClient and registerService. */
+export interface ServiceNameOptions {
+  /** The service name on the wire, when it differs from the descriptor's (e.g. another package). */
+  serviceName?: string;
+}
+
+function encodeMessage(schema: DescMessage, init: unknown): Uint8Array {
+  return toBinary(schema, create(schema, init as MessageInitShape<DescMessage>));
+}
+
+function decodeMessage(schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
+  try {
+    return fromBinary(schema, bytes);
+  } catch (e) {
+    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schema.typeName}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+async function* encodeAll(schema: DescMessage, items: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
+  for await (const item of items) yield encodeMessage(schema, item);
+}
+
+async function* decodeAll(schema: DescMessage, items: AsyncIterable<Uint8Array>): AsyncIterable<MessageShape<DescMessage>> {
+  for await (const item of items) yield decodeMessage(schema, item);
+}
+
+/** A typed client for `service` over a ttrpc Client. */
+export function createClient<M extends GenServiceMethods>(
+  service: GenService<M>,
+  client: Client,
+  options: ServiceNameOptions = {},
+): ServiceClient<M> {
+  const name = options.serviceName ?? service.typeName;
+  const out: Record<string, unknown> = {};
+  for (const m of service.methods) {
+    const { input, output } = m;
+    switch (m.methodKind) {
+      case "unary":
+        out[m.localName] = async (req: unknown, o?: CallOptions) =>
+          decodeMessage(output, await client.call(name, m.name, encodeMessage(input, req), o));
+        break;
+      case "server_streaming":
+        out[m.localName] = (req: unknown, o?: CallOptions) =>
+          decodeAll(output, client.serverStream(name, m.name, encodeMessage(input, req), o));
+        break;
+      case "client_streaming":
+        out[m.localName] = async (reqs: AsyncIterable<unknown>, o?: CallOptions) =>
+          decodeMessage(output, await client.clientStream(name, m.name, encodeAll(input, reqs), o));
+        break;
+      case "bidi_streaming":
+        out[m.localName] = (reqs: AsyncIterable<unknown>, o?: CallOptions) =>
+          decodeAll(output, client.bidiStream(name, m.name, encodeAll(input, reqs), o));
+        break;
+    }
+  }
+  return out as ServiceClient<M>;
+}
+
+/** Raw methods, keyed by wire method name, for the handlers `impl` provides. */
+export function serviceMethods<M extends GenServiceMethods>(service: GenService<M>, impl: ServiceImpl<M>): Record<string, RawMethod> {
+  const out: Record<string, RawMethod> = {};
+  const handlers = impl as Record<string, ((...args: never[]) => unknown) | undefined>;
+  for (const m of service.methods) {
+    const h = handlers[m.localName] as ((a: unknown, ctx: CallContext) => unknown) | undefined;
+    if (h === undefined) continue;
+    const { input, output } = m;
+    switch (m.methodKind) {
+      case "unary":
+        out[m.name] = {
+          kind: "unary",
+          handler: async (req, ctx) => encodeMessage(output, await h(decodeMessage(input, req), ctx)),
+        };
+        break;
+      case "server_streaming":
+        out[m.name] = {
+          kind: "server_streaming",
+          handler: (req, ctx) => encodeAll(output, h(decodeMessage(input, req), ctx) as AsyncIterable<unknown>),
+        };
+        break;
+      case "client_streaming":
+        out[m.name] = {
+          kind: "client_streaming",
+          handler: async (reqs, ctx) => encodeMessage(output, await h(decodeAll(input, reqs), ctx)),
+        };
+        break;
+      case "bidi_streaming":
+        out[m.name] = {
+          kind: "bidi_streaming",
+          handler: (reqs, ctx) => encodeAll(output, h(decodeAll(input, reqs), ctx) as AsyncIterable<unknown>),
+        };
+        break;
+    }
+  }
+  return out;
+}
+
+/** Registers typed handlers for `service` on a server. */
+export function registerService<M extends GenServiceMethods>(
+  server: Server,
+  service: GenService<M>,
+  impl: ServiceImpl<M>,
+  options: ServiceNameOptions = {},
+): Server {
+  return server.register(options.serviceName ?? service.typeName, serviceMethods(service, impl));
+}

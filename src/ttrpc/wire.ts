@@ -1,0 +1,200 @@
+import { ProtocolError } from "./errors.js";
+
+/**
+ * The few protobuf wire primitives the ttrpc envelope needs, hand-written because the envelope
+ * is on the hot path of every call. The generated types in gen/ttrpc are the reference the
+ * tests compare these against.
+ */
+
+const utf8Decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const utf8Encoder = new TextEncoder();
+
+/** Encoded size of a varint holding an unsigned 32-bit value. */
+export function varint32Size(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
+}
+
+/** Encoded size of an int64 varint for a safe integer (negative values take 10 bytes). */
+export function varint64Size(v: number): number {
+  if (v >= 0 && v <= 0xffffffff) return varint32Size(v);
+  if (v < 0) return 10;
+  let x = BigInt(v);
+  let n = 1;
+  while (x >= 0x80n) {
+    x >>= 7n;
+    n++;
+  }
+  return n;
+}
+
+/** Writes an unsigned 32-bit varint at `pos`; returns the new position. */
+export function writeVarint32(buf: Uint8Array, pos: number, v: number): number {
+  while (v >= 0x80) {
+    buf[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[pos++] = v;
+  return pos;
+}
+
+/** Writes a safe integer as an int64 varint (two's complement for negatives). */
+export function writeVarint64(buf: Uint8Array, pos: number, v: number): number {
+  if (v >= 0 && v <= 0xffffffff) return writeVarint32(buf, pos, v);
+  // Rare: timeouts past 4.29 s in nanoseconds, or already-passed deadlines.
+  let x = BigInt.asUintN(64, BigInt(v));
+  while (x >= 0x80n) {
+    buf[pos++] = Number(x & 0x7fn) | 0x80;
+    x >>= 7n;
+  }
+  buf[pos++] = Number(x);
+  return pos;
+}
+
+/** Byte length of a string in UTF-8. */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n += 2;
+        i++;
+      } else n += 2;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** Writes a string as UTF-8; `len` must be utf8Length(s). */
+export function writeUtf8(buf: Uint8Array, pos: number, s: string, len: number): number {
+  if (len === s.length) {
+    for (let i = 0; i < len; i++) buf[pos + i] = s.charCodeAt(i);
+    return pos + len;
+  }
+  utf8Encoder.encodeInto(s, buf.subarray(pos, pos + len));
+  return pos + len;
+}
+
+/** A cursor over protobuf bytes that throws ProtocolError naming what was wrong and where. */
+export class Reader {
+  pos = 0;
+  constructor(
+    readonly buf: Uint8Array,
+    readonly what: string,
+  ) {}
+
+  get done(): boolean {
+    return this.pos >= this.buf.length;
+  }
+
+  fail(reason: string): never {
+    throw new ProtocolError(`ttrpc: invalid ${this.what}: ${reason} at offset ${this.pos}`);
+  }
+
+  /** An unsigned varint that must fit 32 bits (tags and lengths). */
+  uint32(): number {
+    const b = this.buf;
+    let result = 0;
+    for (let shift = 0; shift < 35; shift += 7) {
+      if (this.pos >= b.length) this.fail("truncated varint");
+      const byte = b[this.pos++]!;
+      if (shift === 28 && byte > 0x0f) this.fail("varint overflows 32 bits");
+      result += (byte & 0x7f) * 2 ** shift;
+      if (byte < 0x80) return result;
+    }
+    return this.fail("varint overflows 32 bits");
+  }
+
+  /** An int64 varint as a number (exact within ±2^53, the range of any real timeout). */
+  int64(): number {
+    const b = this.buf;
+    let lo = 0;
+    let hi = 0;
+    for (let i = 0; i < 10; i++) {
+      if (this.pos >= b.length) this.fail("truncated varint");
+      const byte = b[this.pos++]!;
+      if (i < 4) lo |= (byte & 0x7f) << (7 * i);
+      else if (i === 4) {
+        lo |= (byte & 0x0f) << 28;
+        hi |= (byte & 0x7f) >> 4;
+      } else hi |= (byte & 0x7f) << (7 * i - 32);
+      if (byte < 0x80) {
+        lo >>>= 0;
+        return hi | 0 ? (hi | 0) * 0x100000000 + lo : lo;
+      }
+    }
+    return this.fail("varint longer than 10 bytes");
+  }
+
+  /** int32 as encoded by protobuf (negative values use 10-byte varints). */
+  int32(): number {
+    return this.int64() | 0;
+  }
+
+  bytes(): Uint8Array {
+    const len = this.uint32();
+    const end = this.pos + len;
+    if (end > this.buf.length) this.fail(`length ${len} past the end of ${this.buf.length} bytes`);
+    const v = this.buf.subarray(this.pos, end);
+    this.pos = end;
+    return v;
+  }
+
+  string(): string {
+    const len = this.uint32();
+    const start = this.pos;
+    const end = start + len;
+    const b = this.buf;
+    if (end > b.length) this.fail(`length ${len} past the end of ${b.length} bytes`);
+    this.pos = end;
+    if (len < 64) {
+      let ascii = true;
+      for (let i = start; i < end; i++) {
+        if (b[i]! >= 0x80) {
+          ascii = false;
+          break;
+        }
+      }
+      if (ascii) return String.fromCharCode.apply(null, b.subarray(start, end) as unknown as number[]);
+    }
+    try {
+      return utf8Decoder.decode(b.subarray(start, end));
+    } catch {
+      this.pos = start;
+      return this.fail("invalid UTF-8 in string");
+    }
+  }
+
+  /** Skips the value of a field of an unknown number. */
+  skip(wireType: number): void {
+    switch (wireType) {
+      case 0:
+        this.int64();
+        return;
+      case 1:
+        this.advance(8);
+        return;
+      case 2:
+        this.advance(this.uint32());
+        return;
+      case 5:
+        this.advance(4);
+        return;
+      default:
+        this.fail(`unsupported wire type ${wireType}`);
+    }
+  }
+
+  private advance(n: number): void {
+    if (this.pos + n > this.buf.length) this.fail(`field of ${n} bytes past the end of ${this.buf.length} bytes`);
+    this.pos += n;
+  }
+
+  /** Reads a tag and checks the field's wire type is the expected one. */
+  expect(tag: number, wireType: number): void {
+    if ((tag & 7) !== wireType) this.fail(`field ${tag >>> 3} has wire type ${tag & 7}, expected ${wireType}`);
+  }
+}

@@ -1,0 +1,118 @@
+import type { Writable } from "node:stream";
+import { HEADER_LENGTH, writeHeader } from "./frame.js";
+
+const STAGING_SIZE = 64 * 1024;
+/** Payloads at least this big are written as their own part instead of being copied. */
+export const ZERO_COPY_THRESHOLD = 32 * 1024;
+/** Staged bytes past which a flush happens at once rather than at the end of the event-loop turn. */
+const FLUSH_THRESHOLD = 256 * 1024;
+
+/**
+ * Batches frames into as few socket writes as possible: frames are encoded straight into a
+ * staging buffer, large payloads are queued by reference, and everything queued within one turn
+ * of the event loop goes out together (one writev). Nothing is copied twice.
+ */
+export class FrameWriter {
+  private buf: Uint8Array = Buffer.allocUnsafe(STAGING_SIZE);
+  private start = 0;
+  private pos = 0;
+  private parts: Uint8Array[] = [];
+  private queued = 0;
+  private scheduled = false;
+  private closed = false;
+  private readonly flushNow = (): void => {
+    this.scheduled = false;
+    this.flush();
+  };
+
+  constructor(private readonly sink: Writable) {}
+
+  /** Whether the socket has more unwritten data than its high-water mark. */
+  get congested(): boolean {
+    return this.sink.writableNeedDrain;
+  }
+
+  /**
+   * Starts a frame whose data is `dataLength` bytes, of which the first `dataLength - tail.length`
+   * are written by the caller into `buffer` from the returned position up to `end()`; `tail`
+   * (possibly empty) follows them without being copied when large.
+   */
+  begin(streamId: number, type: number, flags: number, dataLength: number, inlineLength: number): number {
+    const need = HEADER_LENGTH + inlineLength;
+    if (this.buf.length - this.pos < need) this.grow(need);
+    return writeHeader(this.buf, this.pos, dataLength, streamId, type, flags);
+  }
+
+  /** The staging buffer that begin()'s position refers to. */
+  get buffer(): Uint8Array {
+    return this.buf;
+  }
+
+  /** Ends the inline part of a frame at `pos` and appends `tail` after it. */
+  end(pos: number, tail?: Uint8Array): void {
+    this.queued += pos - this.pos;
+    this.pos = pos;
+    if (tail !== undefined && tail.length > 0) {
+      if (tail.length >= ZERO_COPY_THRESHOLD) {
+        this.seal();
+        this.parts.push(tail);
+      } else {
+        if (this.buf.length - this.pos < tail.length) this.grow(tail.length);
+        this.buf.set(tail, this.pos);
+        this.pos += tail.length;
+      }
+      this.queued += tail.length;
+    }
+    if (this.closed) {
+      this.drop();
+      return;
+    }
+    if (this.queued >= FLUSH_THRESHOLD) this.flush();
+    else if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.flushNow);
+    }
+  }
+
+  /** Writes everything queued. */
+  flush(): void {
+    this.seal();
+    const parts = this.parts;
+    if (parts.length === 0 || this.closed) return;
+    this.parts = [];
+    this.queued = 0;
+    if (parts.length === 1) {
+      this.sink.write(parts[0]!);
+      return;
+    }
+    this.sink.cork();
+    for (const p of parts) this.sink.write(p);
+    this.sink.uncork();
+  }
+
+  /** Discards whatever is queued and refuses further frames (the socket is gone). */
+  close(): void {
+    this.closed = true;
+    this.drop();
+  }
+
+  private drop(): void {
+    this.parts = [];
+    this.queued = 0;
+    this.start = this.pos;
+  }
+
+  private seal(): void {
+    if (this.pos > this.start) {
+      this.parts.push(this.buf.subarray(this.start, this.pos));
+      this.start = this.pos;
+    }
+  }
+
+  private grow(need: number): void {
+    this.seal();
+    this.buf = Buffer.allocUnsafe(Math.max(STAGING_SIZE, need));
+    this.start = 0;
+    this.pos = 0;
+  }
+}

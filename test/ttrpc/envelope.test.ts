@@ -1,0 +1,126 @@
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { AnySchema } from "@bufbuild/protobuf/wkt";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { StatusSchema } from "../../gen/google/rpc/status_pb.js";
+import { RequestSchema, ResponseSchema } from "../../gen/ttrpc/request_pb.js";
+import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
+import { ProtocolError } from "../../src/ttrpc/errors.js";
+import { runs } from "../support/fc.js";
+
+// Strings as protobuf-es produces and accepts them: any well-formed UTF-16.
+const str = fc.string({ unit: "grapheme", maxLength: 20 });
+const safeInt64 = fc.oneof(fc.constant(0), fc.integer(), fc.maxSafeInteger(), fc.maxSafeNat().map((n) => (n === 0 ? 0 : -n)));
+
+const requestArb = fc.record({
+  service: str,
+  method: str,
+  payload: fc.uint8Array({ maxLength: 200 }),
+  timeoutNano: safeInt64,
+  metadata: fc.array(fc.record({ key: str, value: str }), { maxLength: 4 }),
+});
+
+const statusArb = fc.option(
+  fc.record({
+    code: fc.oneof(fc.integer({ min: 0, max: 16 }), fc.integer({ min: -0x80000000, max: 0x7fffffff })),
+    message: str,
+    details: fc.array(fc.record({ typeUrl: str, value: fc.uint8Array({ maxLength: 30 }) }), { maxLength: 3 }),
+  }),
+  { nil: undefined },
+);
+
+type RequestFields = typeof requestArb extends fc.Arbitrary<infer T> ? T : never;
+
+function referenceRequest(r: RequestFields) {
+  return create(RequestSchema, {
+    service: r.service,
+    method: r.method,
+    payload: r.payload,
+    timeoutNano: BigInt(r.timeoutNano),
+    metadata: r.metadata,
+  });
+}
+
+describe("ttrpc envelope against the generated reference types", () => {
+  it("requests we encode decode with protobuf-es to the same fields", () => {
+    fc.assert(
+      fc.property(requestArb, (r) => {
+        const ref = fromBinary(RequestSchema, encodeRequest(r));
+        expect({ ...ref, $typeName: undefined }).toEqual({ ...referenceRequest(r), $typeName: undefined });
+      }),
+    );
+  });
+
+  it("requests protobuf-es encodes decode with ours to the same fields", () => {
+    fc.assert(
+      fc.property(requestArb, (r) => {
+        const got = decodeRequest(toBinary(RequestSchema, referenceRequest(r)));
+        expect({ ...got, payload: [...got.payload] }).toEqual({ ...r, payload: [...r.payload] });
+      }),
+    );
+  });
+
+  it("responses agree with protobuf-es in both directions", () => {
+    fc.assert(
+      fc.property(statusArb, fc.uint8Array({ maxLength: 200 }), (status, payload) => {
+        const ref = create(ResponseSchema, {
+          payload,
+          ...(status === undefined
+            ? {}
+            : {
+                status: create(StatusSchema, {
+                  code: status.code,
+                  message: status.message,
+                  details: status.details.map((d) => create(AnySchema, { typeUrl: d.typeUrl, value: d.value })),
+                }),
+              }),
+        });
+        const ours = fromBinary(ResponseSchema, encodeResponse(status, payload));
+        expect(toBinary(ResponseSchema, ours)).toEqual(toBinary(ResponseSchema, ref));
+        const back = decodeResponse(toBinary(ResponseSchema, ref));
+        expect([...back.payload]).toEqual([...payload]);
+        expect(back.status === undefined ? undefined : { ...back.status, details: back.status.details.map((d) => ({ typeUrl: d.typeUrl, value: [...d.value] })) }).toEqual(
+          status === undefined ? undefined : { ...status, details: status.details.map((d) => ({ typeUrl: d.typeUrl, value: [...d.value] })) },
+        );
+      }),
+    );
+  });
+
+  it("a successful response has no status field: an empty payload is zero bytes", () => {
+    expect(encodeResponse(undefined, new Uint8Array(0)).length).toBe(0);
+  });
+
+  it("random bytes either decode or raise ProtocolError, never anything else", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 64 }), (bytes) => {
+        for (const decode of [decodeRequest, decodeResponse]) {
+          try {
+            decode(bytes);
+          } catch (e) {
+            expect(e).toBeInstanceOf(ProtocolError);
+          }
+        }
+      }),
+      { numRuns: runs(5) },
+    );
+  });
+
+  it("names what is wrong with a malformed envelope", () => {
+    expect(() => decodeRequest(Uint8Array.of(0x0a, 0x05, 0x61))).toThrow(
+      new ProtocolError("ttrpc: invalid request: length 5 past the end of 3 bytes at offset 2"),
+    );
+    expect(() => decodeRequest(Uint8Array.of(0x0a, 0x02, 0xc3, 0x28))).toThrow(
+      new ProtocolError("ttrpc: invalid request: invalid UTF-8 in string at offset 2"),
+    );
+    expect(() => decodeRequest(Uint8Array.of(0x08, 0x01))).toThrow(
+      new ProtocolError("ttrpc: invalid request: field 1 has wire type 0, expected 2 at offset 1"),
+    );
+    expect(() => decodeRequest(Uint8Array.of(0xff, 0xff, 0xff))).toThrow(
+      new ProtocolError("ttrpc: invalid request: truncated varint at offset 3"),
+    );
+    expect(() => decodeResponse(Uint8Array.of(0x1b))).toThrow(
+      new ProtocolError("ttrpc: invalid response: unsupported wire type 3 at offset 1"),
+    );
+    expect(() => decodeRequest(Uint8Array.of(0x00))).toThrow(new ProtocolError("ttrpc: invalid request: field number 0 at offset 1"));
+  });
+});
