@@ -154,9 +154,9 @@ export class ServerConnection extends FrameConnection {
     if (this.calls.size === 0) this.finishIdle();
   }
 
+  /** Flushes and half-closes; the socket's close then ends the connection. */
   private finishIdle(): void {
     this.endWrites();
-    this.close(new ProtocolError("ttrpc: server shut down"));
   }
 
   protected onFrame(frame: Frame): void {
@@ -367,7 +367,10 @@ class ServerCall implements CallContext {
         }
         await this.conn.writable();
       }
-      if (this.finish()) this.conn.sendData(this.id, Flag.RemoteClosed | Flag.NoData, EMPTY);
+      if (this.claim()) {
+        this.conn.sendData(this.id, Flag.RemoteClosed | Flag.NoData, EMPTY);
+        this.conn.callDone(this.id);
+      }
     } catch (e) {
       this.reject(e);
     }
@@ -392,35 +395,36 @@ class ServerCall implements CallContext {
     else this.conn.release();
   }
 
-  private finish(): boolean {
+  /** Marks the call finished; false if it already was. The caller then answers and calls done(). */
+  private claim(): boolean {
     if (this.done) return false;
     this.done = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.setHold(false);
-    this.conn.callDone(this.id);
     return true;
   }
 
   private respond(payload: Uint8Array): void {
-    if (!this.finish()) return;
+    if (!this.claim()) return;
     if (!(payload instanceof Uint8Array)) {
-      return this.conn.sendStatus(this.id, Code.INTERNAL, `${this.method} returned a non-Uint8Array response`);
-    }
-    this.conn.sendResponse(this.id, undefined, payload);
+      this.conn.sendStatus(this.id, Code.INTERNAL, `${this.method} returned a non-Uint8Array response`);
+    } else this.conn.sendResponse(this.id, undefined, payload);
+    this.conn.callDone(this.id);
   }
 
   /** Ends the call with an error status and aborts the handler. */
   reject(e: unknown): void {
     const err = RpcError.from(e);
-    if (!this.finish()) return;
+    if (!this.claim()) return;
     this.input?.fail(err);
     this.conn.sendResponse(this.id, err.toStatus(), EMPTY);
+    this.conn.callDone(this.id);
     this.signalAbort(err);
   }
 
   /** The connection is gone: abort the handler without answering. */
   abort(err: RpcError): void {
-    if (!this.finish()) return;
+    if (!this.claim()) return;
     this.input?.fail(err);
     this.signalAbort(err);
   }

@@ -1,0 +1,110 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+
+/** Where the interop programs are built to (ignored by git). */
+export const BIN_DIR = resolve(import.meta.dirname, ".bin");
+const ROOT = resolve(import.meta.dirname, "../..");
+
+/**
+ * Whether the Go interop suites can run. Without Go they are skipped with a printed notice,
+ * except under CI=true, where a missing toolchain is an error.
+ */
+export function goAvailable(): boolean {
+  try {
+    execFileSync("go", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    if (process.env.CI === "true") throw new Error("interop: CI=true but no Go toolchain on PATH");
+    console.warn("interop: NOTICE: go is not on PATH; the Go interop suite is skipped");
+    return false;
+  }
+}
+
+/** Builds the Go program in `test/interop/<dir>` to `.bin/<name>`; a failed build throws. */
+export function goBuild(dir: string, name: string): string {
+  const out = join(BIN_DIR, name);
+  execFileSync("go", ["build", "-o", out, "."], {
+    cwd: resolve(import.meta.dirname, dir),
+    stdio: ["ignore", "inherit", "inherit"],
+    env: { ...process.env, GOFLAGS: "-mod=mod", GOTOOLCHAIN: "local" },
+  });
+  return out;
+}
+
+/** A fresh directory for sockets (paths stay short: unix socket paths are limited to 108 bytes). */
+export function socketDir(): string {
+  return mkdtempSync(join(tmpdir(), "nriw-"));
+}
+
+/** The command that runs a TypeScript entry point of this repository. */
+export function tsCommand(script: string): [string, string[]] {
+  return [process.execPath, ["--import", "tsx", join(ROOT, script)]];
+}
+
+/** A running peer with its stdout lines. */
+export interface Peer {
+  readonly child: ChildProcess;
+  readonly lines: string[];
+  /** Resolves with the first line matching `pred` (rejects if the process exits first). */
+  waitFor(pred: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Resolves with the exit code once the process has exited. */
+  readonly exited: Promise<number | null>;
+  stderr(): string;
+}
+
+export function startPeer(command: [string, string[]], args: string[]): Peer {
+  const child = spawn(command[0], [...command[1], ...args], { stdio: ["ignore", "pipe", "pipe"], cwd: ROOT });
+  const lines: string[] = [];
+  let err = "";
+  const waiters: { pred: (l: string) => boolean; resolve: (l: string) => void }[] = [];
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    lines.push(line);
+    for (const w of [...waiters]) {
+      if (w.pred(line)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  });
+  child.stderr!.on("data", (d: Buffer) => {
+    err += d.toString();
+    if (err.length > 1 << 20) err = err.slice(-(1 << 19));
+  });
+  const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
+  return {
+    child,
+    lines,
+    exited,
+    stderr: () => err,
+    waitFor(pred, timeoutMs = 30_000) {
+      const seen = lines.find(pred);
+      if (seen !== undefined) return Promise.resolve(seen);
+      return new Promise<string>((res, rej) => {
+        const timer = setTimeout(() => rej(new Error(`interop: timed out waiting for a line; stderr:\n${err}`)), timeoutMs);
+        waiters.push({
+          pred,
+          resolve: (l) => {
+            clearTimeout(timer);
+            res(l);
+          },
+        });
+        void exited.then((code) => {
+          clearTimeout(timer);
+          rej(new Error(`interop: peer exited with ${code} before the expected line; stderr:\n${err}`));
+        });
+      });
+    },
+  };
+}
+
+/** Runs a peer to completion and returns its exit code and stdout lines. */
+export async function runPeer(command: [string, string[]], args: string[], timeoutMs = 120_000): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+  const p = startPeer(command, args);
+  const timer = setTimeout(() => p.child.kill("SIGKILL"), timeoutMs);
+  const code = await p.exited;
+  clearTimeout(timer);
+  return { code, lines: p.lines, stderr: p.stderr() };
+}

@@ -1,0 +1,109 @@
+import { mkdtempSync } from "node:fs";
+import { type Socket, connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client } from "../../src/ttrpc/client.js";
+import type { ConnectionOptions } from "../../src/ttrpc/connection.js";
+import { RpcError } from "../../src/ttrpc/errors.js";
+import { Server, type ServerConnection, type ServerOptions } from "../../src/ttrpc/server.js";
+import { Code } from "../../src/ttrpc/status.js";
+
+export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+export const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    });
+  });
+}
+
+/** A server with the test service `t.Test` registered. */
+export function testServer(options: ServerOptions = {}): Server {
+  return new Server(options).register("t.Test", {
+    Echo: { kind: "unary", handler: (r) => r },
+    Grow: { kind: "unary", handler: (r) => new Uint8Array(Number(dec(r))) },
+    Sleep: {
+      kind: "unary",
+      handler: async (r, ctx) => {
+        await sleep(Number(dec(r)), ctx.signal);
+        return r;
+      },
+    },
+    Fail: {
+      kind: "unary",
+      handler: (r) => {
+        const code = Number(dec(r));
+        if (code === -1) throw new Error("plain failure");
+        throw new RpcError(code, "wanted failure");
+      },
+    },
+    Count: {
+      kind: "server_streaming",
+      async *handler(r, ctx) {
+        for (let i = 0; i < Number(dec(r)); i++) {
+          if (ctx.signal.aborted) return;
+          yield enc(String(i));
+        }
+      },
+    },
+    Sum: {
+      kind: "client_streaming",
+      handler: async (reqs) => {
+        let total = 0;
+        for await (const r of reqs) total += Number(dec(r));
+        return enc(String(total));
+      },
+    },
+    Chat: {
+      kind: "bidi_streaming",
+      async *handler(reqs) {
+        for await (const r of reqs) yield r;
+      },
+    },
+  });
+}
+
+/** A listening server and a way to connect clients (and raw sockets) to it. */
+export class Harness {
+  readonly path = join(mkdtempSync(join(tmpdir(), "nriw-t-")), "s.sock");
+  readonly connections: ServerConnection[] = [];
+
+  constructor(readonly server: Server = testServer()) {}
+
+  async start(): Promise<this> {
+    const srv = await this.server.listen(this.path);
+    srv.on("connection", () => undefined);
+    const serve = this.server.serve.bind(this.server);
+    this.server.serve = (socket) => {
+      const c = serve(socket);
+      this.connections.push(c);
+      return c;
+    };
+    return this;
+  }
+
+  async socket(): Promise<Socket> {
+    const s = connect(this.path);
+    await new Promise<void>((resolve, reject) => {
+      s.once("connect", resolve);
+      s.once("error", reject);
+    });
+    return s;
+  }
+
+  async client(options: ConnectionOptions = {}): Promise<Client> {
+    return new Client(await this.socket(), options);
+  }
+
+  close(): void {
+    this.server.close();
+  }
+}
+
+export { Code };
