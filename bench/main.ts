@@ -1,0 +1,100 @@
+/**
+ * `npm run bench`: every figure measured in one run on this machine, with ratios against the Go
+ * reference where one exists. BENCH_SECONDS sets the length of each rps run (default 5).
+ * With --write-readme the tables replace the block between the bench markers in README.md.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../test/interop/support.js";
+import { decoderThroughput } from "./decoder.js";
+import { inflightRss } from "./inflight.js";
+
+const seconds = Number(process.env.BENCH_SECONDS ?? "5");
+const shapes: [number, number][] = [
+  [1, 100],
+  [16, 100],
+  [64, 100],
+  [16, 4096],
+  [4, 1 << 20],
+];
+
+interface Result {
+  rps: number;
+  p50_us: number;
+  p99_us: number;
+}
+
+async function rpsRun(client: [string, string[]], server: [string, string[]], conc: number, size: number): Promise<Result> {
+  const socket = join(socketDir(), "b.sock");
+  const srv = startPeer(server, ["serve", "--socket", socket]);
+  await srv.waitFor((l) => l === "ready");
+  const run = await runPeer(client, ["bench", "--socket", socket, "--conc", String(conc), "--size", String(size), "--duration", String(seconds)]);
+  srv.child.kill("SIGTERM");
+  await srv.exited;
+  const line = run.lines.find((l) => l.startsWith("{"));
+  if (run.code !== 0 || line === undefined) throw new Error(`bench: client exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(line) as Result;
+}
+
+const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+async function main(): Promise<void> {
+  if (!goAvailable()) throw new Error("bench: the Go reference is needed for the ratios");
+  const go: [string, string[]] = [goBuild("go-peer", "go-peer"), []];
+  const ts = tsCommand("test/interop/ts-peer.ts");
+  const pairs: [string, [string, string[]], [string, string[]]][] = [
+    ["TS → TS", ts, ts],
+    ["TS → Go", ts, go],
+    ["Go → TS", go, ts],
+    ["Go → Go", go, go],
+  ];
+  const out: string[] = [];
+  const say = (line: string): void => {
+    console.log(line);
+    out.push(line);
+  };
+
+  say(`Unary echo over a unix socket, one connection, ${seconds} s per cell; client → server; ratio = rps / Go → Go rps.`);
+  say("");
+  say("| conc | size | " + pairs.map(([n]) => `${n} rps (p50/p99 µs)`).join(" | ") + " | TS → TS ratio |");
+  say("|---|---|" + pairs.map(() => "---|").join("") + "---|");
+  for (const [conc, size] of shapes) {
+    const results: Result[] = [];
+    for (const [, client, server] of pairs) results.push(await rpsRun(client, server, conc, size));
+    const base = results[3]!.rps;
+    const cells = results.map((r) => `${fmt(r.rps)} (${fmt(r.p50_us)}/${fmt(r.p99_us)}) ×${fmt(r.rps / base, 2)}`);
+    say(`| ${conc} | ${size} | ${cells.join(" | ")} | **${fmt(results[0]!.rps / base, 2)}** |`);
+  }
+  say("");
+  say("Frame decoder (sans-IO, one core), payloads fed in chunks of the given size:");
+  say("");
+  say("| payload | chunk | frames/s | MB/s |");
+  say("|---|---|---|---|");
+  for (const [payload, chunk] of [[64, 64 << 10], [64, 1 << 20], [64 << 10, 64 << 10], [64 << 10, 1 << 20]] as const) {
+    const r = decoderThroughput(payload, chunk, 2000);
+    say(`| ${payload} B | ${chunk >> 10} KiB | ${fmt(r.framesPerSec)} | ${fmt(r.mbPerSec)} |`);
+  }
+  say("");
+  say("Peak RSS of a server process holding 10,000 calls in flight (Sleep 3000 ms, one connection):");
+  say("");
+  say("| server | idle RSS | peak RSS | per call |");
+  say("|---|---|---|---|");
+  for (const [name, server] of [["nri-wire (TS)", ts], ["Go ttrpc", go]] as const) {
+    const r = await inflightRss(server, 10_000);
+    say(`| ${name} | ${fmt(r.idleKiB / 1024, 1)} MiB | ${fmt(r.peakKiB / 1024, 1)} MiB | ${fmt(((r.peakKiB - r.idleKiB) * 1024) / 10_000)} B |`);
+  }
+
+  if (process.argv.includes("--write-readme")) {
+    const readme = resolve(import.meta.dirname, "../README.md");
+    const text = readFileSync(readme, "utf8");
+    const start = "<!-- bench:start -->";
+    const end = "<!-- bench:end -->";
+    const a = text.indexOf(start);
+    const b = text.indexOf(end);
+    if (a < 0 || b < a) throw new Error("bench: README.md has no bench markers");
+    writeFileSync(readme, `${text.slice(0, a + start.length)}\n${out.join("\n")}\n${text.slice(b)}`);
+    console.log("bench: README.md updated");
+  }
+}
+
+await main();
