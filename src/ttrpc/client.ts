@@ -6,6 +6,7 @@ import { Flag, type Frame, MessageType } from "./frame.js";
 import { type MetadataInit, toKeyValues } from "./metadata.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
+import { LongTimer } from "./timer.js";
 import { ZERO_COPY_THRESHOLD } from "./writer.js";
 
 /** Per-call options. */
@@ -187,7 +188,7 @@ function canceledError(signal: AbortSignal): RpcError {
 abstract class BaseCall implements PendingStream {
   id = 0;
   protected settled = false;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: LongTimer | undefined;
   private signal: AbortSignal | undefined;
   private readonly onAbort = (): void => this.fail(canceledError(this.signal!));
 
@@ -205,7 +206,7 @@ abstract class BaseCall implements PendingStream {
       signal.addEventListener("abort", this.onAbort, { once: true });
     }
     if (timeoutMs !== undefined) {
-      this.timer = setTimeout(() => this.fail(deadlineError(timeoutMs)), timeoutMs);
+      this.timer = new LongTimer(() => this.fail(deadlineError(timeoutMs)), timeoutMs);
     }
     return true;
   }
@@ -215,7 +216,7 @@ abstract class BaseCall implements PendingStream {
     if (this.settled) return false;
     this.settled = true;
     if (this.id !== 0) this.client.forget(this.id);
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer?.clear();
     this.signal?.removeEventListener("abort", this.onAbort);
     return true;
   }

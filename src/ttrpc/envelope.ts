@@ -133,31 +133,26 @@ export function decodeRequest(data: Uint8Array): RequestEnvelope {
     const tag = r.uint32();
     switch (tag >>> 3) {
       case 1:
-        r.expect(tag, 2);
-        service = r.string();
+        if (r.expect(tag, 2)) service = r.string();
         break;
       case 2:
-        r.expect(tag, 2);
-        method = r.string();
+        if (r.expect(tag, 2)) method = r.string();
         break;
       case 3:
-        r.expect(tag, 2);
-        payload = r.bytes();
+        if (r.expect(tag, 2)) payload = r.bytes();
         break;
       case 4:
-        r.expect(tag, 0);
-        timeoutNano = r.int64();
+        if (r.expect(tag, 0)) timeoutNano = r.int64();
         break;
       case 5: {
-        r.expect(tag, 2);
-        (metadata ??= []).push(decodeKeyValue(r.bytes()));
+        if (r.expect(tag, 2)) (metadata ??= []).push(decodeKeyValue(r.bytes()));
         break;
       }
       case 0:
         r.fail("field number 0");
         break;
       default:
-        r.skip(tag & 7);
+        r.skip(tag & 7, tag >>> 3);
     }
   }
   return { service, method, payload, timeoutNano, metadata: metadata ?? NO_METADATA };
@@ -171,13 +166,11 @@ function decodeKeyValue(data: Uint8Array): KeyValue {
     const tag = r.uint32();
     const field = tag >>> 3;
     if (field === 1) {
-      r.expect(tag, 2);
-      key = r.string();
+      if (r.expect(tag, 2)) key = r.string();
     } else if (field === 2) {
-      r.expect(tag, 2);
-      value = r.string();
+      if (r.expect(tag, 2)) value = r.string();
     } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7);
+    else r.skip(tag & 7, tag >>> 3);
   }
   return { key, value };
 }
@@ -281,13 +274,11 @@ export function decodeResponse(data: Uint8Array): ResponseEnvelope {
     const tag = r.uint32();
     const field = tag >>> 3;
     if (field === 1) {
-      r.expect(tag, 2);
-      status = decodeStatus(r.bytes(), status);
+      if (r.expect(tag, 2)) status = decodeStatus(r.bytes(), status);
     } else if (field === 2) {
-      r.expect(tag, 2);
-      payload = r.bytes();
+      if (r.expect(tag, 2)) payload = r.bytes();
     } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7);
+    else r.skip(tag & 7, tag >>> 3);
   }
   return { status, payload };
 }
@@ -302,16 +293,13 @@ function decodeStatus(data: Uint8Array, prev: StatusFields | undefined): StatusF
     const tag = r.uint32();
     const field = tag >>> 3;
     if (field === 1) {
-      r.expect(tag, 0);
-      code = r.int32();
+      if (r.expect(tag, 0)) code = r.int32();
     } else if (field === 2) {
-      r.expect(tag, 2);
-      message = r.string();
+      if (r.expect(tag, 2)) message = r.string();
     } else if (field === 3) {
-      r.expect(tag, 2);
-      details.push(decodeAny(r.bytes()));
+      if (r.expect(tag, 2)) details.push(decodeAny(r.bytes()));
     } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7);
+    else r.skip(tag & 7, tag >>> 3);
   }
   return { code, message, details };
 }
@@ -324,13 +312,11 @@ function decodeAny(data: Uint8Array): StatusDetail {
     const tag = r.uint32();
     const field = tag >>> 3;
     if (field === 1) {
-      r.expect(tag, 2);
-      typeUrl = r.string();
+      if (r.expect(tag, 2)) typeUrl = r.string();
     } else if (field === 2) {
-      r.expect(tag, 2);
-      value = r.bytes();
+      if (r.expect(tag, 2)) value = r.bytes();
     } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7);
+    else r.skip(tag & 7, tag >>> 3);
   }
   return { typeUrl, value };
 }

@@ -8,6 +8,7 @@ import { ProtocolError, RpcError, type StatusFields } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
+import { LongTimer } from "./timer.js";
 import { ZERO_COPY_THRESHOLD } from "./writer.js";
 
 /** What a handler learns about its call. */
@@ -285,7 +286,7 @@ class ServerCall implements CallContext {
   readonly deadline: number | undefined;
   private controller: AbortController | undefined;
   private abortReason: Error | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private timer: LongTimer | undefined;
   private done = false;
   private readonly input: MessageQueue | undefined;
   private holding = false;
@@ -325,7 +326,7 @@ class ServerCall implements CallContext {
     if (t < 0) return this.reject(new RpcError(Code.DEADLINE_EXCEEDED, "deadline exceeded before the call started"));
     if (t > 0) {
       const ms = t / 1e6;
-      this.timer = setTimeout(() => this.reject(new RpcError(Code.DEADLINE_EXCEEDED, `deadline of ${ms} ms exceeded`)), Math.ceil(ms));
+      this.timer = new LongTimer(() => this.reject(new RpcError(Code.DEADLINE_EXCEEDED, `deadline of ${ms} ms exceeded`)), Math.ceil(ms));
     }
     try {
       switch (this.def.kind) {
@@ -378,6 +379,9 @@ class ServerCall implements CallContext {
 
   onData(frame: Frame): void {
     const q = this.input;
+    // A bare close (remote-closed, no data) says nothing new when there is no open input: ignore it.
+    const bareClose = (frame.flags & Flag.RemoteClosed) !== 0 && frame.data.length === 0;
+    if (bareClose && (q === undefined || q.closed)) return;
     if (q === undefined) {
       return this.reject(new RpcError(Code.INVALID_ARGUMENT, `data frame on stream ${this.id} of a method that takes no client stream`));
     }
@@ -399,7 +403,7 @@ class ServerCall implements CallContext {
   private claim(): boolean {
     if (this.done) return false;
     this.done = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer?.clear();
     this.setHold(false);
     return true;
   }

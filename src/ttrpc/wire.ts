@@ -168,9 +168,21 @@ export class Reader {
     }
   }
 
-  /** Skips the value of a field of an unknown number. */
-  skip(wireType: number): void {
+  /** Skips the value of a field of an unknown number (or a known one of the wrong wire type). */
+  skip(wireType: number, field = 0): void {
     switch (wireType) {
+      case 3: {
+        // A group: skip fields up to its matching end-group tag.
+        for (;;) {
+          if (this.done) this.fail(`unterminated group ${field}`);
+          const tag = this.uint32();
+          if ((tag & 7) === 4) {
+            if (tag >>> 3 !== field) this.fail(`end of group ${tag >>> 3} inside group ${field}`);
+            return;
+          }
+          this.skip(tag & 7, tag >>> 3);
+        }
+      }
       case 0:
         this.int64();
         return;
@@ -193,8 +205,13 @@ export class Reader {
     this.pos += n;
   }
 
-  /** Reads a tag and checks the field's wire type is the expected one. */
-  expect(tag: number, wireType: number): void {
-    if ((tag & 7) !== wireType) this.fail(`field ${tag >>> 3} has wire type ${tag & 7}, expected ${wireType}`);
+  /**
+   * Whether a known field has the expected wire type. One that does not is skipped as an unknown
+   * field, as protobuf-go (the reference) does; false tells the caller to ignore it.
+   */
+  expect(tag: number, wireType: number): boolean {
+    if ((tag & 7) === wireType) return true;
+    this.skip(tag & 7, tag >>> 3);
+    return false;
   }
 }

@@ -105,6 +105,12 @@ describe("ttrpc envelope against the generated reference types", () => {
     );
   });
 
+  it("skips known fields of the wrong wire type and groups, as protobuf-go does", () => {
+    // field 1 as a varint, then a group 6 holding a varint, then the real service name
+    const bytes = Uint8Array.of(0x08, 0x01, 0x33, 0x08, 0x05, 0x34, 0x0a, 0x01, 0x73);
+    expect(decodeRequest(bytes).service).toBe("s");
+  });
+
   it("names what is wrong with a malformed envelope", () => {
     expect(() => decodeRequest(Uint8Array.of(0x0a, 0x05, 0x61))).toThrow(
       new ProtocolError("ttrpc: invalid request: length 5 past the end of 3 bytes at offset 2"),
@@ -112,14 +118,17 @@ describe("ttrpc envelope against the generated reference types", () => {
     expect(() => decodeRequest(Uint8Array.of(0x0a, 0x02, 0xc3, 0x28))).toThrow(
       new ProtocolError("ttrpc: invalid request: invalid UTF-8 in string at offset 2"),
     );
-    expect(() => decodeRequest(Uint8Array.of(0x08, 0x01))).toThrow(
-      new ProtocolError("ttrpc: invalid request: field 1 has wire type 0, expected 2 at offset 1"),
+    expect(() => decodeRequest(Uint8Array.of(0x0b, 0x10, 0x01))).toThrow(
+      new ProtocolError("ttrpc: invalid request: unterminated group 1 at offset 3"),
+    );
+    expect(() => decodeRequest(Uint8Array.of(0x0b, 0x14))).toThrow(
+      new ProtocolError("ttrpc: invalid request: end of group 2 inside group 1 at offset 2"),
     );
     expect(() => decodeRequest(Uint8Array.of(0xff, 0xff, 0xff))).toThrow(
       new ProtocolError("ttrpc: invalid request: truncated varint at offset 3"),
     );
-    expect(() => decodeResponse(Uint8Array.of(0x1b))).toThrow(
-      new ProtocolError("ttrpc: invalid response: unsupported wire type 3 at offset 1"),
+    expect(() => decodeResponse(Uint8Array.of(0x1c))).toThrow(
+      new ProtocolError("ttrpc: invalid response: unsupported wire type 4 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x00))).toThrow(new ProtocolError("ttrpc: invalid request: field number 0 at offset 1"));
   });

@@ -73,6 +73,33 @@ describe("ttrpc client and server", () => {
     c.close();
   });
 
+  it("handles deadlines longer than a Node timer can hold (2^31 ms) on both sides", async () => {
+    const c = await h.client();
+    expect(dec(await c.call("t.Test", "Sleep", enc("30"), { timeoutMs: 2 ** 31 + 5 }))).toBe("30");
+    const [r] = await rawExchange(h, [encodeFrame(1, 1, 0, encodeRequest({ service: "t.Test", method: "Sleep", payload: enc("30"), timeoutNano: 2592000000000000, metadata: [] }))], 1);
+    expect(r).toEqual({ streamId: 1, code: 0, message: "", payload: "30" });
+    c.close();
+  });
+
+  it("ignores a bare close frame on a stream that takes no client input, and a repeated one", async () => {
+    const got = await rawExchange(
+      h,
+      [
+        request(1, "Sleep", "20"),
+        encodeFrame(1, MessageType.Data, Flag.RemoteClosed | Flag.NoData),
+        request(3, "Sum", "", Flag.RemoteOpen),
+        encodeFrame(3, MessageType.Data, 0, enc("4")),
+        encodeFrame(3, MessageType.Data, Flag.RemoteClosed | Flag.NoData),
+        encodeFrame(3, MessageType.Data, Flag.RemoteClosed | Flag.NoData),
+      ],
+      2,
+    );
+    expect(got.sort((a, b) => a.streamId - b.streamId)).toEqual([
+      { streamId: 1, code: 0, message: "", payload: "20" },
+      { streamId: 3, code: 0, message: "", payload: "4" },
+    ]);
+  });
+
   it("cancels with an AbortSignal", async () => {
     const c = await h.client();
     const ac = new AbortController();
