@@ -1,0 +1,307 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/containerd/nri/pkg/adaptation"
+	"github.com/containerd/nri/pkg/api"
+	nrilog "github.com/containerd/nri/pkg/log"
+)
+
+const (
+	// Timeouts handed to pkg/adaptation (and, via Configure, to plugins).
+	registrationTimeout = 5 * time.Second
+	requestTimeout      = 3 * time.Second
+	// How long to wait for the requested number of plugins to synchronize.
+	pluginWaitTimeout = 20 * time.Second
+	// Hard limit for the whole program.
+	overallTimeout = 30 * time.Second
+)
+
+// --- fixtures (PEERS.md) ----------------------------------------------------
+
+func syncPod() *api.PodSandbox {
+	return &api.PodSandbox{Id: "pod0", Name: "sync-pod", Uid: "uid-pod0", Namespace: "default"}
+}
+
+func syncContainer() *api.Container {
+	return &api.Container{Id: "ctr0", PodSandboxId: "pod0", Name: "sync-ctr", State: api.ContainerState_CONTAINER_RUNNING}
+}
+
+// demoPod and demoContainer return fresh objects on every call: the
+// adaptation edits requests in place while merging plugin answers, and every
+// event must carry the fixtures unchanged.
+func demoPod() *api.PodSandbox {
+	return &api.PodSandbox{
+		Id: "pod1", Name: "demo-pod", Uid: "uid-pod1", Namespace: "default",
+		Labels: map[string]string{"app": "demo"},
+	}
+}
+
+func demoContainer() *api.Container {
+	return &api.Container{
+		Id: "ctr1", PodSandboxId: "pod1", Name: "demo-ctr",
+		State: api.ContainerState_CONTAINER_CREATED,
+		Args:  []string{"sleep", "inf"},
+		Env:   []string{"A=1"},
+	}
+}
+
+// --- output shapes ----------------------------------------------------------
+
+type eventResult struct {
+	Event  string `json:"event"`
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+	Result any    `json:"result"`
+}
+
+type createResult struct {
+	Annotations map[string]string `json:"annotations"`
+	Env         []string          `json:"env"`
+}
+
+type updateEntry struct {
+	Container string  `json:"container"`
+	CPUShares *uint64 `json:"cpu_shares,omitempty"`
+}
+
+type updatesResult struct {
+	Updates []updateEntry `json:"updates"`
+}
+
+type deprecationsLine struct {
+	Deprecations []string `json:"deprecations"`
+}
+
+func adjustmentResult(adj *api.ContainerAdjustment) createResult {
+	res := createResult{Annotations: map[string]string{}, Env: []string{}}
+	for k, v := range adj.GetAnnotations() {
+		res.Annotations[k] = v
+	}
+	for _, kv := range adj.GetEnv() {
+		res.Env = append(res.Env, kv.GetKey()+"="+kv.GetValue())
+	}
+	return res
+}
+
+func updateList(updates []*api.ContainerUpdate) updatesResult {
+	res := updatesResult{Updates: []updateEntry{}}
+	for _, u := range updates {
+		if u == nil { // the adaptation appends nil when nobody touched the updated container
+			continue
+		}
+		e := updateEntry{Container: u.GetContainerId()}
+		if s := u.GetLinux().GetResources().GetCpu().GetShares(); s != nil {
+			v := s.GetValue()
+			e.CPUShares = &v
+		}
+		res.Updates = append(res.Updates, e)
+	}
+	return res
+}
+
+// --- problem and deprecation capture ---------------------------------------
+
+// monitor collects, while armed, error-level adaptation log messages and
+// notices of plugin connections closing: the adaptation drops a plugin that
+// fails fatally (timeout, closed connection) and still reports success.
+type monitor struct {
+	mu       sync.Mutex
+	armed    bool
+	problems []string
+}
+
+func (m *monitor) hook(level, msg string) {
+	dropped := strings.HasPrefix(msg, "connection to plugin ") && strings.HasSuffix(msg, " closed")
+	if level != "error" && !dropped {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.armed {
+		m.problems = append(m.problems, msg)
+	}
+}
+
+func (m *monitor) arm(on bool) {
+	m.mu.Lock()
+	m.armed = on
+	m.mu.Unlock()
+}
+
+func (m *monitor) take() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.problems
+	m.problems = nil
+	return p
+}
+
+// --- the runtime ------------------------------------------------------------
+
+func runRuntime(args []string) {
+	fs := flag.NewFlagSet("runtime", flag.ExitOnError)
+	socket := fs.String("socket", "", "socket path to listen on")
+	nplugins := fs.Int("plugins", 1, "number of plugins to wait for")
+	fs.Parse(args)
+	if *socket == "" || fs.NArg() != 0 || *nplugins < 0 {
+		fail("runtime: --socket PATH is required (and --plugins N >= 0)")
+	}
+
+	time.AfterFunc(overallTimeout, func() {
+		fail("runtime: did not finish within %v", overallTimeout)
+	})
+
+	mon := &monitor{}
+	logger := &stderrLogger{prefix: "[nri-peer runtime " + nriVersion + "]", hook: mon.hook}
+	nrilog.Set(logger)
+
+	adaptation.SetPluginRegistrationTimeout(registrationTimeout)
+	adaptation.SetPluginRequestTimeout(requestTimeout)
+
+	var (
+		mu        sync.Mutex
+		syncCalls int
+		syncedC   = make(chan string, 64)
+	)
+	syncFn := func(ctx context.Context, cb adaptation.SyncCB) error {
+		mu.Lock()
+		preinstalled := syncCalls == 0 // Start() syncs the (empty) set of pre-installed plugins first
+		syncCalls++
+		mu.Unlock()
+		updates, err := cb(ctx, []*api.PodSandbox{syncPod()}, []*api.Container{syncContainer()})
+		if err != nil {
+			logger.Warnf(ctx, "plugin synchronization failed: %v", err)
+			return err
+		}
+		if len(updates) > 0 {
+			logger.Infof(ctx, "plugin asked for %d container updates while synchronizing", len(updates))
+		}
+		if !preinstalled {
+			syncedC <- "synced"
+		}
+		return nil
+	}
+	updateFn := func(ctx context.Context, updates []*adaptation.ContainerUpdate) ([]*adaptation.ContainerUpdate, error) {
+		logger.Infof(ctx, "unsolicited UpdateContainers with %d updates (all accepted)", len(updates))
+		return nil, nil
+	}
+
+	r, err := adaptation.New("nri-wire-peer", nriVersion, syncFn, updateFn,
+		adaptation.WithSocketPath(*socket),
+		adaptation.WithPluginPath("/nonexistent/nri-peer/plugins"),
+		adaptation.WithPluginConfigPath("/nonexistent/nri-peer/conf.d"),
+	)
+	if err != nil {
+		fail("runtime: cannot create adaptation: %v", err)
+	}
+	if err := r.Start(); err != nil {
+		fail("runtime: cannot start adaptation: %v", err)
+	}
+	emit(map[string]bool{"ready": true})
+
+	deadline := time.After(pluginWaitTimeout)
+	for n := 0; n < *nplugins; n++ {
+		select {
+		case <-syncedC:
+		case <-deadline:
+			fail("runtime: only %d of %d plugins synchronized within %v", n, *nplugins, pluginWaitTimeout)
+		}
+	}
+	// The last plugin is added to the active set right after its sync
+	// callback returns; wait for that to complete.
+	r.BlockPluginSync().Unblock()
+
+	mon.arm(true)
+	ctx := context.Background()
+	allOK := true
+
+	step := func(event string, call func() (any, error)) {
+		res, err := call()
+		problems := mon.take()
+		line := eventResult{Event: event, OK: true, Result: res}
+		switch {
+		case err != nil:
+			line.OK, line.Error, line.Result = false, err.Error(), struct{}{}
+		case len(problems) > 0:
+			line.OK, line.Error = false, strings.Join(problems, "; ")
+		}
+		if line.Result == nil {
+			line.Result = struct{}{}
+		}
+		if !line.OK {
+			allOK = false
+		}
+		emit(line)
+	}
+	empty := struct{}{}
+
+	step("RunPodSandbox", func() (any, error) {
+		return empty, r.RunPodSandbox(ctx, &adaptation.StateChangeEvent{Pod: demoPod()})
+	})
+	step("CreateContainer", func() (any, error) {
+		rpl, err := r.CreateContainer(ctx, &adaptation.CreateContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		if err != nil {
+			return nil, err
+		}
+		return adjustmentResult(rpl.GetAdjust()), nil
+	})
+	step("PostCreateContainer", func() (any, error) {
+		return empty, r.PostCreateContainer(ctx, &adaptation.StateChangeEvent{Pod: demoPod(), Container: demoContainer()})
+	})
+	step("StartContainer", func() (any, error) {
+		return empty, r.StartContainer(ctx, &adaptation.StateChangeEvent{Pod: demoPod(), Container: demoContainer()})
+	})
+	step("PostStartContainer", func() (any, error) {
+		return empty, r.PostStartContainer(ctx, &adaptation.StateChangeEvent{Pod: demoPod(), Container: demoContainer()})
+	})
+	step("UpdateContainer", func() (any, error) {
+		rpl, err := r.UpdateContainer(ctx, &adaptation.UpdateContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		if err != nil {
+			return nil, err
+		}
+		return updateList(rpl.GetUpdate()), nil
+	})
+	step("PostUpdateContainer", func() (any, error) {
+		return empty, r.PostUpdateContainer(ctx, &adaptation.StateChangeEvent{Pod: demoPod(), Container: demoContainer()})
+	})
+	step("StopContainer", func() (any, error) {
+		rpl, err := r.StopContainer(ctx, &adaptation.StopContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		if err != nil {
+			return nil, err
+		}
+		return updateList(rpl.GetUpdate()), nil
+	})
+	step("RemoveContainer", func() (any, error) {
+		return empty, r.RemoveContainer(ctx, &adaptation.StateChangeEvent{Pod: demoPod(), Container: demoContainer()})
+	})
+	step("UpdatePodSandbox", func() (any, error) {
+		_, err := r.UpdatePodSandbox(ctx, &adaptation.UpdatePodSandboxRequest{Pod: demoPod()})
+		return empty, err
+	})
+	step("PostUpdatePodSandbox", func() (any, error) {
+		return empty, r.PostUpdatePodSandbox(ctx, &adaptation.StateChangeEvent{Pod: demoPod()})
+	})
+	step("StopPodSandbox", func() (any, error) {
+		return empty, r.StopPodSandbox(ctx, &adaptation.StateChangeEvent{Pod: demoPod()})
+	})
+	step("RemovePodSandbox", func() (any, error) {
+		return empty, r.RemovePodSandbox(ctx, &adaptation.StateChangeEvent{Pod: demoPod()})
+	})
+
+	mon.arm(false)
+	// v0.11.0 has no dedicated RPCs for these events, so nothing is deprecated.
+	emit(deprecationsLine{Deprecations: []string{}})
+
+	r.Stop()
+	if !allOK {
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

@@ -1,0 +1,94 @@
+// Command nri-peer is an NRI interop peer built against containerd/nri v0.12.2.
+//
+// Subcommands (see ../PEERS.md, section "NRI peers"):
+//
+//	nri-peer runtime --socket PATH [--plugins N]   (pkg/adaptation)
+//	nri-peer plugin  --socket PATH [--name NAME] [--idx NN]   (pkg/stub)
+//
+// Every stdout line is one JSON object; all logging goes to stderr.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	nrilog "github.com/containerd/nri/pkg/log"
+)
+
+// nriVersion is the containerd/nri release this peer is pinned to.
+const nriVersion = "v0.12.2"
+
+var stdoutMu sync.Mutex
+
+// emit writes v as one JSON line on stdout.
+func emit(v any) {
+	buf, err := json.Marshal(v)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nri-peer: cannot encode output line: %v\n", err)
+		os.Exit(1)
+	}
+	stdoutMu.Lock()
+	defer stdoutMu.Unlock()
+	os.Stdout.Write(append(buf, '\n'))
+}
+
+// fail logs to stderr and exits 1.
+func fail(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "nri-peer: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// stderrLogger is an nri pkg/log Logger writing plain lines to stderr. An
+// optional hook sees every message (the runtime uses it to notice plugins
+// being dropped while the script runs).
+type stderrLogger struct {
+	prefix string
+	hook   func(level, msg string)
+}
+
+var _ nrilog.Logger = (*stderrLogger)(nil)
+
+func (l *stderrLogger) out(level, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintf(os.Stderr, "%s %s: %s\n", l.prefix, level, msg)
+	if l.hook != nil {
+		l.hook(level, msg)
+	}
+}
+
+func (l *stderrLogger) Debugf(_ context.Context, format string, args ...any) {
+	if os.Getenv("NRI_PEER_DEBUG") != "" {
+		l.out("debug", format, args...)
+	}
+}
+func (l *stderrLogger) Infof(_ context.Context, format string, args ...any) {
+	l.out("info", format, args...)
+}
+func (l *stderrLogger) Warnf(_ context.Context, format string, args ...any) {
+	l.out("warn", format, args...)
+}
+func (l *stderrLogger) Errorf(_ context.Context, format string, args ...any) {
+	l.out("error", format, args...)
+}
+
+func usage() {
+	fmt.Fprintf(os.Stderr, "usage:\n  %[1]s runtime --socket PATH [--plugins N]\n  %[1]s plugin --socket PATH [--name NAME] [--idx NN]\n", os.Args[0])
+	os.Exit(2)
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	switch os.Args[1] {
+	case "runtime":
+		runRuntime(os.Args[2:])
+	case "plugin":
+		runPlugin(os.Args[2:])
+	default:
+		usage()
+	}
+}
