@@ -1,0 +1,189 @@
+import { Duplex } from "node:stream";
+import { MuxError } from "./errors.js";
+import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, encodeMuxFrames } from "./frame.js";
+
+/** The conn id the reference reserves; never opened. */
+export const RESERVED_CONN_ID = 0;
+/** The plugin's ttrpc server (the runtime is its client). */
+export const PLUGIN_SERVICE_CONN = 1;
+/** The runtime's ttrpc server (the plugin is its client). */
+export const RUNTIME_SERVICE_CONN = 2;
+
+/** Options of a Mux. */
+export interface MuxOptions {
+  /** Largest payload of a mux frame written. Default 4096, the most the reference reader takes. */
+  maxWritePayload?: number;
+  /** Largest payload of a mux frame read; more is a MuxError. Default 10 + 4 MiB. */
+  maxReadPayload?: number;
+  /** Bytes a connection buffers unread before the trunk stops being read. Default 256 KiB. */
+  connHighWaterMark?: number;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`mux: ${name} ${value} is not an integer from 1 to ${max}`);
+  }
+  return value;
+}
+
+/**
+ * NRI's trunk multiplexer: logical byte-stream connections, by conn id, over one socket. Each
+ * connection is a Duplex that ttrpc clients and servers run on unchanged. There is no handshake
+ * and no close signal in the protocol: bytes for a conn id not opened are dropped, as the
+ * reference does, and closing a connection only stops it locally.
+ */
+export class Mux {
+  private readonly conns = new Map<number, MuxConnection>();
+  private readonly decoder: MuxDecoder;
+  private readonly maxWrite: number;
+  /** @internal */
+  readonly highWaterMark: number;
+  private holds = 0;
+  private error: Error | undefined;
+  private readonly closedPromise: Promise<Error>;
+  private resolveClosed!: (e: Error) => void;
+
+  constructor(
+    readonly trunk: Duplex,
+    options: MuxOptions = {},
+  ) {
+    this.maxWrite = positiveInt("maxWritePayload", options.maxWritePayload, MAX_WRITE_PAYLOAD, 0xffffffff);
+    this.decoder = new MuxDecoder(positiveInt("maxReadPayload", options.maxReadPayload, MAX_READ_PAYLOAD, 0xffffffff));
+    this.highWaterMark = positiveInt("connHighWaterMark", options.connHighWaterMark, 256 << 10, 1 << 30);
+    this.closedPromise = new Promise((r) => (this.resolveClosed = r));
+    trunk.on("data", this.onData);
+    trunk.on("end", this.onEnd);
+    trunk.on("error", (e: Error) => this.close(new MuxError(`mux: trunk error: ${e.message}`, { cause: e })));
+    trunk.on("close", () => this.close(new MuxError("mux: trunk closed")));
+  }
+
+  /** Settles with the reason once the trunk has closed. */
+  get closed(): Promise<Error> {
+    return this.closedPromise;
+  }
+
+  /** The reason the trunk closed, or undefined while it is open. */
+  get closeReason(): Error | undefined {
+    return this.error;
+  }
+
+  /** The connection with id `connId`, opened on first use. */
+  open(connId: number): MuxConnection {
+    if (!Number.isInteger(connId) || connId < 0 || connId > 0xffffffff) {
+      throw new RangeError(`mux: conn id ${connId} is not a 32-bit unsigned integer`);
+    }
+    if (connId === RESERVED_CONN_ID) throw new RangeError(`mux: conn id ${connId} is reserved`);
+    if (this.error !== undefined) throw new MuxError(`mux: cannot open conn ${connId}: ${this.error.message}`, { cause: this.error });
+    let c = this.conns.get(connId);
+    if (c === undefined) {
+      c = new MuxConnection(this, connId);
+      this.conns.set(connId, c);
+    }
+    return c;
+  }
+
+  /** Closes the trunk and, with `reason`, every connection on it. */
+  close(reason: Error = new MuxError("mux: closed")): void {
+    if (this.error !== undefined) return;
+    this.error = reason;
+    const conns = [...this.conns.values()];
+    this.conns.clear();
+    // A connection nobody listens to for errors is ended quietly: an 'error' with no listener
+    // would take the process down. Its reason stays readable as `closeReason`.
+    for (const c of conns) c.destroy(c.listenerCount("error") > 0 ? reason : undefined);
+    this.trunk.destroy();
+    this.resolveClosed(reason);
+  }
+
+  /** @internal */
+  write(connId: number, data: Uint8Array, cb: (err?: Error | null) => void): void {
+    if (this.error !== undefined) return cb(this.error);
+    this.trunk.write(encodeMuxFrames(connId, data, this.maxWrite), cb);
+  }
+
+  /** @internal */
+  forget(conn: MuxConnection): void {
+    if (this.conns.get(conn.connId) === conn) this.conns.delete(conn.connId);
+  }
+
+  /** @internal Stops reading the trunk until release(). */
+  hold(): void {
+    if (this.holds++ === 0) this.trunk.pause();
+  }
+
+  /** @internal */
+  release(): void {
+    if (this.holds > 0 && --this.holds === 0 && this.error === undefined) this.trunk.resume();
+  }
+
+  private readonly onData = (chunk: Uint8Array): void => {
+    let segments;
+    try {
+      segments = this.decoder.decode(chunk);
+    } catch (e) {
+      return this.close(e as Error);
+    }
+    for (const s of segments) this.conns.get(s.connId)?.deliver(s.data);
+  };
+
+  private readonly onEnd = (): void => {
+    try {
+      this.decoder.end();
+      this.close(new MuxError("mux: trunk closed by peer"));
+    } catch (e) {
+      this.close(e as Error);
+    }
+  };
+}
+
+/** One logical connection of a Mux: a Duplex carrying that conn id's bytes. */
+export class MuxConnection extends Duplex {
+  private holding = false;
+
+  constructor(
+    private readonly mux: Mux,
+    readonly connId: number,
+  ) {
+    super({ readableHighWaterMark: mux.highWaterMark, allowHalfOpen: true });
+  }
+
+  /** Why the trunk under this connection closed, or undefined while it is open. */
+  get closeReason(): Error | undefined {
+    return this.mux.closeReason;
+  }
+
+  /** @internal Bytes for this connection from the trunk. */
+  deliver(data: Uint8Array): void {
+    if (this.destroyed || this.readableEnded) return;
+    if (!this.push(data) && !this.holding) {
+      this.holding = true;
+      this.mux.hold();
+    }
+  }
+
+  override _read(): void {
+    if (this.holding) {
+      this.holding = false;
+      this.mux.release();
+    }
+  }
+
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.mux.write(this.connId, chunk, cb);
+  }
+
+  override _final(cb: (err?: Error | null) => void): void {
+    cb();
+  }
+
+  override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
+    this.mux.forget(this);
+    if (this.holding) {
+      this.holding = false;
+      this.mux.release();
+    }
+    // Our own readers learn the end; the protocol has no close signal for the peer.
+    cb(err);
+  }
+}
