@@ -54,7 +54,10 @@ export class Mux {
     this.closedPromise = new Promise((r) => (this.resolveClosed = r));
     trunk.on("data", this.onData);
     trunk.on("end", this.onEnd);
-    trunk.on("error", (e: Error) => this.close(new MuxError(`mux: trunk error: ${e.message}`, { cause: e })));
+    trunk.on("error", (e: NodeJS.ErrnoException) => {
+      const byPeer = e.code === "EPIPE" || e.code === "ECONNRESET";
+      this.close(new MuxError(byPeer ? `mux: trunk closed by peer: ${e.message}` : `mux: trunk error: ${e.message}`, { cause: e }));
+    });
     trunk.on("close", () => this.close(new MuxError("mux: trunk closed")));
   }
 

@@ -42,6 +42,7 @@ export {
   type ServiceClient,
   type ServiceImpl,
   type ServiceNameOptions,
+  type Transport,
   createClient,
   registerService,
   serviceMethods,

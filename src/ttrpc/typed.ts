@@ -8,7 +8,7 @@ import {
   toBinary,
 } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import type { CallOptions, Client } from "./client.js";
+import type { CallOptions } from "./client.js";
 import { RpcError } from "./errors.js";
 import type { CallContext, RawMethod, Server } from "./server.js";
 import { Code } from "./status.js";
@@ -45,6 +45,23 @@ export type ServiceImpl<M extends GenServiceMethods> = {
           : never;
 };
 
+/**
+ * What a typed client calls through: a ttrpc Client, or anything with the same methods (a
+ * translating layer, a test double). Streaming methods are needed only by streaming calls.
+ */
+export interface Transport {
+  call(service: string, method: string, payload: Uint8Array, options?: CallOptions): Promise<Uint8Array>;
+  serverStream?(service: string, method: string, payload: Uint8Array, options?: CallOptions): AsyncIterable<Uint8Array>;
+  clientStream?(service: string, method: string, input: AsyncIterable<Uint8Array>, options?: CallOptions): Promise<Uint8Array>;
+  bidiStream?(service: string, method: string, input: AsyncIterable<Uint8Array>, options?: CallOptions): AsyncIterable<Uint8Array>;
+}
+
+function streaming<K extends "serverStream" | "clientStream" | "bidiStream">(t: Transport, kind: K): NonNullable<Transport[K]> {
+  const f = t[kind];
+  if (f === undefined) throw new TypeError(`ttrpc: transport has no ${kind} method`);
+  return f.bind(t) as NonNullable<Transport[K]>;
+}
+
 /** Options of createClient and registerService. */
 export interface ServiceNameOptions {
   /** The service name on the wire, when it differs from the descriptor's (e.g. another package). */
@@ -71,10 +88,10 @@ async function* decodeAll(schema: DescMessage, items: AsyncIterable<Uint8Array>)
   for await (const item of items) yield decodeMessage(schema, item);
 }
 
-/** A typed client for `service` over a ttrpc Client. */
+/** A typed client for `service` over a ttrpc Client or another Transport. */
 export function createClient<M extends GenServiceMethods>(
   service: GenService<M>,
-  client: Client,
+  client: Transport,
   options: ServiceNameOptions = {},
 ): ServiceClient<M> {
   const name = options.serviceName ?? service.typeName;
@@ -88,15 +105,15 @@ export function createClient<M extends GenServiceMethods>(
         break;
       case "server_streaming":
         out[m.localName] = (req: unknown, o?: CallOptions) =>
-          decodeAll(output, client.serverStream(name, m.name, encodeMessage(input, req), o));
+          decodeAll(output, streaming(client, "serverStream")(name, m.name, encodeMessage(input, req), o));
         break;
       case "client_streaming":
         out[m.localName] = async (reqs: AsyncIterable<unknown>, o?: CallOptions) =>
-          decodeMessage(output, await client.clientStream(name, m.name, encodeAll(input, reqs), o));
+          decodeMessage(output, await streaming(client, "clientStream")(name, m.name, encodeAll(input, reqs), o));
         break;
       case "bidi_streaming":
         out[m.localName] = (reqs: AsyncIterable<unknown>, o?: CallOptions) =>
-          decodeAll(output, client.bidiStream(name, m.name, encodeAll(input, reqs), o));
+          decodeAll(output, streaming(client, "bidiStream")(name, m.name, encodeAll(input, reqs), o));
         break;
     }
   }

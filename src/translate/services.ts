@@ -1,0 +1,59 @@
+import type { DescFile } from "@bufbuild/protobuf";
+import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
+import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
+import { TranslateError } from "./errors.js";
+
+/** The two protocol revisions. */
+export type Version = "v1alpha1" | "v1beta1";
+
+/** The protobuf package of each revision. */
+export const packages: Readonly<Record<Version, string>> = {
+  v1alpha1: "nri.pkg.api.v1alpha1",
+  v1beta1: "nri.pkg.api.v1beta1",
+};
+
+/** The services both revisions define, by short name. */
+export const serviceNames: readonly string[] = ["Runtime", "Plugin", "HostFunctions"];
+
+/** A method of a ttrpc service: `service` is the full name (`nri.pkg.api.v1beta1.Plugin`). */
+export interface MethodRef {
+  readonly service: string;
+  readonly method: string;
+}
+
+/**
+ * The revision a full service name belongs to, or undefined if it is not one of the NRI services.
+ * A runtime endpoint tells a plugin's version by the service of its RegisterPlugin call.
+ */
+export function serviceVersion(service: string): Version | undefined {
+  for (const version of ["v1beta1", "v1alpha1"] as const) {
+    const prefix = `${packages[version]}.`;
+    if (service.startsWith(prefix) && serviceNames.includes(service.slice(prefix.length))) return version;
+  }
+  return undefined;
+}
+
+/** The short service name (`Plugin`) of a service of revision `from`; throws for any other. */
+export function shortServiceName(service: string, from: Version): string {
+  if (serviceVersion(service) !== from) {
+    throw new TranslateError(`translate: service ${service} is not a ${from} nri service`);
+  }
+  return service.slice(packages[from].length + 1);
+}
+
+/** Response type names by `service/method`, from the generated descriptors of one revision. */
+function outputTypes(file: DescFile): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  for (const s of file.services) for (const m of s.methods) out.set(`${s.typeName}/${m.name}`, m.output.typeName);
+  return out;
+}
+
+const outputs: Readonly<Record<Version, ReadonlyMap<string, string>>> = {
+  v1alpha1: outputTypes(file_v1alpha1_api),
+  v1beta1: outputTypes(file_v1beta1_api),
+};
+
+/** The full response type name of a method of revision `version`, or undefined if it has none. */
+export function responseTypeName(version: Version, ref: MethodRef): string | undefined {
+  return outputs[version].get(`${ref.service}/${ref.method}`);
+}

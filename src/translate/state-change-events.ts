@@ -1,0 +1,52 @@
+import { Event } from "../../gen/v1beta1/api_pb.js";
+
+/**
+ * The nine events that a StateChange-era peer receives as `Plugin.StateChange` and a dedicated-era
+ * peer as their own call, with that call's method name. Written out rather than derived: a wrong
+ * row here was the bug of an earlier upstream attempt (PostUpdatePodSandbox sent as
+ * STOP_POD_SANDBOX, PostUpdateContainer as POST_START_CONTAINER).
+ */
+const table: readonly (readonly [Event, string])[] = [
+  [Event.RUN_POD_SANDBOX, "RunPodSandbox"],
+  [Event.STOP_POD_SANDBOX, "StopPodSandbox"],
+  [Event.REMOVE_POD_SANDBOX, "RemovePodSandbox"],
+  [Event.POST_CREATE_CONTAINER, "PostCreateContainer"],
+  [Event.START_CONTAINER, "StartContainer"],
+  [Event.POST_START_CONTAINER, "PostStartContainer"],
+  [Event.POST_UPDATE_CONTAINER, "PostUpdateContainer"],
+  [Event.REMOVE_CONTAINER, "RemoveContainer"],
+  [Event.POST_UPDATE_POD_SANDBOX, "PostUpdatePodSandbox"],
+];
+
+/** The nine StateChange events, in numeric order. */
+export const stateChangeEvents: ReadonlySet<Event> = new Set(table.map(([e]) => e));
+
+/** The StateChange events about a pod alone: their requests carry `pod` and no `container`. */
+export const podEvents: ReadonlySet<Event> = new Set([
+  Event.RUN_POD_SANDBOX,
+  Event.STOP_POD_SANDBOX,
+  Event.REMOVE_POD_SANDBOX,
+  Event.POST_UPDATE_POD_SANDBOX,
+]);
+
+/** Each StateChange event's dedicated Plugin method (`RunPodSandbox`), in both packages. */
+export const eventMethods: ReadonlyMap<Event, string> = new Map(table);
+
+/** The StateChange event of each dedicated Plugin method: the inverse of eventMethods. */
+export const methodEvents: ReadonlyMap<string, Event> = new Map(table.map(([e, m]) => [m, e]));
+
+/** The StateChange event a Plugin method stands for, or undefined if it is not one of the nine. */
+export function stateChangeEventOf(method: string): Event | undefined {
+  return methodEvents.get(method);
+}
+
+/** Whether `event` is one of the nine StateChange events. */
+export function isStateChangeEvent(event: number): event is Event {
+  return stateChangeEvents.has(event);
+}
+
+/** An event number for messages: `4 (CREATE_CONTAINER)`, or the bare number if it has no name. */
+export function describeEvent(event: number): string {
+  const name = Number.isInteger(event) ? (Event as unknown as Record<number, string | undefined>)[event] : undefined;
+  return name === undefined ? `${event}` : `${event} (${name})`;
+}

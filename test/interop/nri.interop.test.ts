@@ -1,0 +1,102 @@
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "./support.js";
+
+/**
+ * The interop matrix: every runtime against every plugin over a real unix socket, with the
+ * script of test/interop/PEERS.md. The Go peers are built on the real upstream pkg/adaptation
+ * and pkg/stub of containerd/nri v0.12.2 (dedicated era) and v0.11.0 (StateChange era).
+ */
+
+type Cmd = [string, string[]];
+const hasGo = goAvailable();
+const cli = tsCommand("src/cli/main.ts");
+const go: Record<string, Cmd> = {};
+
+beforeAll(() => {
+  if (!hasGo) return;
+  for (const v of ["v0.12.2", "v0.11.0"]) go[v] = [goBuild(`nri-${v}`, `nri-peer-${v}`), []];
+}, 600_000);
+
+const runtimes = ["nri-wire", "go v0.12.2", "go v0.11.0"] as const;
+const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange", "go v0.12.2", "go v0.11.0"] as const;
+
+function runtimeCmd(r: (typeof runtimes)[number]): [Cmd, string[]] {
+  if (r === "nri-wire") return [cli, ["example-runtime"]];
+  return [go[r.slice(3)]!, ["runtime"]];
+}
+
+function pluginCmd(p: (typeof plugins)[number]): [Cmd, string[]] {
+  if (p.startsWith("nri-wire")) return [cli, ["example-plugin", "--dialect", p.slice(9)]];
+  return [go[p.slice(3)]!, ["plugin"]];
+}
+
+const EVENTS = [
+  "RunPodSandbox",
+  "CreateContainer",
+  "PostCreateContainer",
+  "StartContainer",
+  "PostStartContainer",
+  "UpdateContainer",
+  "PostUpdateContainer",
+  "StopContainer",
+  "RemoveContainer",
+  "UpdatePodSandbox",
+  "PostUpdatePodSandbox",
+  "StopPodSandbox",
+  "RemovePodSandbox",
+];
+
+/** The nine events a StateChange-era plugin receives as StateChange, in the script's order. */
+const STATE_CHANGE = EVENTS.filter((e) => !["CreateContainer", "UpdateContainer", "StopContainer", "UpdatePodSandbox"].includes(e));
+
+/** A runtime that knows dedicated calls records one deprecation per event for a StateChange-era plugin. */
+function expectedDeprecations(r: string, p: string): string[] {
+  const oldPlugin = p === "nri-wire statechange" || p === "go v0.11.0";
+  if (!oldPlugin || r === "go v0.11.0") return [];
+  return STATE_CHANGE.map((e) => `plugin 10-peer-plugin does not implement ${e}: uses deprecated StateChange`);
+}
+
+interface RuntimeLine {
+  event?: string;
+  ok?: boolean;
+  error?: string;
+  result?: { annotations?: Record<string, string>; env?: string[]; updates?: { container: string; cpu_shares?: number }[] };
+  deprecations?: string[];
+}
+
+const matrix = runtimes.flatMap((r) => plugins.map((p) => [r, p] as const));
+
+describe.each(matrix)("NRI interop: %s runtime with %s plugin", (r, p) => {
+  const needsGo = r.startsWith("go") || p.startsWith("go");
+  it.skipIf(needsGo && !hasGo)("delivers every event, returns the adjustments, records exactly the expected deprecations", async () => {
+    const socket = join(socketDir(), "nri.sock");
+    const [rc, rargs] = runtimeCmd(r);
+    const runtime = startPeer(rc, [...rargs, "--socket", socket]);
+    await runtime.waitFor((l) => l.includes('"ready":true'));
+    const [pc, pargs] = pluginCmd(p);
+    const plugin = await runPeer(pc, [...pargs, "--socket", socket], 60_000);
+    const rcode = await runtime.exited;
+    const diag = `runtime stderr:\n${runtime.stderr()}\nplugin stderr:\n${plugin.stderr}`;
+    expect(rcode, diag).toBe(0);
+    expect(plugin.code, diag).toBe(0);
+
+    const lines = runtime.lines.map((l) => JSON.parse(l) as RuntimeLine);
+    const events = lines.filter((l) => l.event !== undefined);
+    expect(events.map((l) => [l.event, l.ok, l.error])).toEqual(EVENTS.map((e) => [e, true, undefined]));
+    const byEvent = new Map(events.map((l) => [l.event!, l.result]));
+    expect(byEvent.get("CreateContainer")).toMatchObject({ annotations: { "nri-wire/seen": "true" }, env: ["NRI_WIRE_SEEN=true"] });
+    expect(byEvent.get("UpdateContainer")?.updates).toContainEqual({ container: "ctr1", cpu_shares: 512 });
+    expect(lines.find((l) => l.deprecations !== undefined)?.deprecations).toEqual(expectedDeprecations(r, p));
+
+    const received = plugin.lines.map((l) => JSON.parse(l) as { plugin: string; event: string; pod?: string; container?: string; pods?: number; containers?: number });
+    expect(received.every((l) => l.plugin === "10-peer-plugin")).toBe(true);
+    expect(received.find((l) => l.event === "Synchronize")).toMatchObject({ pods: 1, containers: 1 });
+    const got = received.map((l) => l.event).filter((e) => EVENTS.includes(e));
+    expect(got).toEqual(EVENTS);
+    for (const l of received.filter((x) => EVENTS.includes(x.event))) {
+      expect(l.pod).toBe("pod1");
+      expect(l.container).toBe(/PodSandbox/.test(l.event) ? "" : "ctr1");
+    }
+  }, 120_000);
+});
