@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../test/interop/support.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
+import { translateBench } from "./translate.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
 const shapes: [number, number][] = [
@@ -82,6 +83,16 @@ async function main(): Promise<void> {
   for (const [name, server] of [["nri-wire (TS)", ts], ["Go ttrpc", go]] as const) {
     const r = await inflightRss(server, 10_000);
     say(`| ${name} | ${fmt(r.idleKiB / 1024, 1)} MiB | ${fmt(r.peakKiB / 1024, 1)} MiB | ${fmt(((r.peakKiB - r.idleKiB) * 1024) / 10_000)} B |`);
+  }
+
+  say("");
+  const t = translateBench(2000);
+  say(`Version translation of a ${t.dedicatedBytes}-byte PostCreateContainer (realistic pod and container), ops/s:`);
+  say("");
+  say("| direction | tag rewriting | generated types (decode + build + encode) | ratio |");
+  say("|---|---|---|---|");
+  for (const [name, r] of [["StateChange → dedicated", t.stateChangeToDedicated], ["dedicated → StateChange", t.dedicatedToStateChange]] as const) {
+    say(`| ${name} | ${fmt(r.rewrite)} | ${fmt(r.generated)} | ×${fmt(r.ratio, 0)} |`);
   }
 
   if (process.argv.includes("--write-readme")) {

@@ -1,45 +1,69 @@
 /**
- * `npm run demo`: decodes a real CreateContainer call recorded between the Go NRI runtime and a
- * Go plugin, byte for byte, with nri-wire's ttrpc codec and generated types, re-encodes it, and
- * prints what it carried.
+ * `npm run demo`: the example runtime and one example plugin of each dialect, as separate
+ * processes over a real unix socket, shown as a timeline: each event, how each plugin received
+ * it, what came back, and the deprecation warnings the runtime recorded.
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { fromBinary, toBinary, toJsonString } from "@bufbuild/protobuf";
-import { FrameDecoder, decodeRequest, decodeResponse } from "../src/ttrpc/index.js";
-import { ConfigureResponseSchema, CreateContainerRequestSchema, CreateContainerResponseSchema } from "../src/v1alpha1.js";
-import { formatEventMask } from "../src/index.js";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
 
-const vectors = resolve(import.meta.dirname, "../test/fixtures/vectors");
-const r2p = readFileSync(resolve(vectors, "new-runtime--new-plugin.r2p.bin"));
-const p2r = readFileSync(resolve(vectors, "new-runtime--new-plugin.p2r.bin"));
+const cli = resolve(import.meta.dirname, "../src/cli/main.ts");
+const socket = join(mkdtempSync(join(tmpdir(), "nri-wire-demo-")), "nri.sock");
+const plugins = [
+  { idx: "10", name: "modern", dialect: "v1beta1", about: "v1beta1 plugin (serves both revisions)" },
+  { idx: "20", name: "classic", dialect: "v1alpha1", about: "v1alpha1 plugin of the dedicated era (NRI >= v0.12)" },
+  { idx: "30", name: "legacy", dialect: "statechange", about: "v1alpha1 plugin of the StateChange era (NRI <= v0.11)" },
+];
 
-/** The ttrpc frames of one mux connection in one direction of a recorded session. */
-function framesOf(bytes: Uint8Array, conn: number) {
-  const decoder = new FrameDecoder();
-  const frames = [];
-  for (let o = 0; o + 8 <= bytes.length; ) {
-    const id = (bytes[o]! << 24) | (bytes[o + 1]! << 16) | (bytes[o + 2]! << 8) | bytes[o + 3]!;
-    const len = ((bytes[o + 4]! << 24) | (bytes[o + 5]! << 16) | (bytes[o + 6]! << 8) | bytes[o + 7]!) >>> 0;
-    if (id === conn) frames.push(...decoder.decode(bytes.subarray(o + 8, o + 8 + len)));
-    o += 8 + len;
-  }
-  return frames;
+function run(args: string[], onLine: (line: Record<string, unknown>) => void, stderr: "inherit" | "ignore" = "inherit"): { child: ChildProcess; done: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--import", "tsx", cli, ...args], { stdio: ["ignore", "pipe", stderr] });
+  createInterface({ input: child.stdout! }).on("line", (l) => onLine(JSON.parse(l) as Record<string, unknown>));
+  return { child, done: new Promise((r) => child.on("exit", (code) => r(code))) };
 }
 
-const calls = framesOf(r2p, 1).map((f) => ({ id: f.streamId, req: decodeRequest(f.data) }));
-const create = calls.find((c) => c.req.method === "CreateContainer")!;
-const answer = framesOf(p2r, 1).find((f) => f.streamId === create.id)!;
-const request = fromBinary(CreateContainerRequestSchema, create.req.payload);
-const response = fromBinary(CreateContainerResponseSchema, decodeResponse(answer.data).payload);
-const configure = framesOf(p2r, 1).find((f) => f.streamId === 1)!;
+const pad = (s: string, n: number): string => s.padEnd(n);
+const received = new Map<string, string[]>();
+const shutdownReasons = new Map<string, string>();
+let ready!: () => void;
+const listening = new Promise<void>((r) => (ready = r));
+const timeline: string[] = [];
+let deprecations: string[] = [];
 
-console.log(`recorded session: Go runtime (containerd/nri v0.12.2) -> Go plugin, ${r2p.length + p2r.length} bytes on the wire`);
-const events = fromBinary(ConfigureResponseSchema, decodeResponse(configure.data).payload).events;
-console.log(`plugin subscribed to (mask ${events}): ${formatEventMask(events)}`);
-console.log(`\n${create.req.service}/${create.req.method} on stream ${create.id}, timeout ${(create.req.timeoutNano / 1e6).toFixed(1)} ms`);
-console.log(`  pod       ${request.pod?.namespace}/${request.pod?.name} (${request.pod?.id})`);
-console.log(`  container ${request.container?.name} (${request.container?.id}), ${request.container?.mounts.length} mounts, args ${JSON.stringify(request.container?.args)}`);
-const same = Buffer.compare(Buffer.from(toBinary(CreateContainerRequestSchema, request)), Buffer.from(create.req.payload)) === 0;
-console.log(`  re-encoded by nri-wire: ${same ? "identical to the recorded bytes" : "different bytes (same message)"} (${create.req.payload.length} bytes)`);
-console.log(`\nthe plugin answered:\n  ${toJsonString(CreateContainerResponseSchema, response)}`);
+const runtime = run(["example-runtime", "--socket", socket, "--plugins", String(plugins.length)], (line) => {
+  if (line.ready === true) return ready();
+  if (Array.isArray(line.deprecations)) {
+    deprecations = line.deprecations as string[];
+    return;
+  }
+  const via = (line.plugins as { plugin: string; via: string }[] | undefined) ?? [];
+  const result = line.result as { annotations?: Record<string, string>; env?: string[]; updates?: { container: string; cpu_shares?: number }[] };
+  let back = "";
+  if (result.annotations !== undefined) back = `adjust: ${Object.entries(result.annotations).map(([k, v]) => `${k}=${v}`).join(" ")}, env ${(result.env ?? []).join(" ")}`;
+  if (result.updates !== undefined && result.updates.length > 0) back = `updates: ${result.updates.map((u) => `${u.container} cpu.shares=${u.cpu_shares}`).join(", ")}`;
+  timeline.push(`${pad(String(line.event), 22)}${line.ok === true ? "ok  " : "FAIL"} ${via.map((v) => `${v.plugin.slice(3)}: ${v.via}`).join(" | ")}${back === "" ? "" : `\n${" ".repeat(27)}→ ${back}`}`);
+});
+
+await listening;
+console.log(`nri-wire demo: one runtime, three plugins, one unix socket (${socket})\n`);
+for (const p of plugins) console.log(`  ${p.idx}-${p.name.padEnd(8)} ${p.about}`);
+const children = plugins.map((p) =>
+  run(["example-plugin", "--socket", socket, "--idx", p.idx, "--name", p.name, "--dialect", p.dialect], (line) => {
+    const list = received.get(p.name) ?? [];
+    list.push(String(line.event));
+    received.set(p.name, list);
+    if (line.event === "Shutdown") shutdownReasons.set(p.name, String(line.reason));
+  }, "ignore"),
+);
+const code = await runtime.done;
+await Promise.all(children.map((c) => c.done));
+
+console.log(`\n${pad("event", 22)}     how each plugin received it, and what came back`);
+for (const l of timeline) console.log(l);
+console.log(`\nShutdown: ${plugins.map((p) => `${p.name} got ${JSON.stringify(shutdownReasons.get(p.name) ?? "(nothing)")}`).join(", ")}`);
+console.log("  (v1alpha1's Shutdown takes Empty, so the reason reaches v1beta1 plugins only)");
+console.log(`plugins saw: ${plugins.map((p) => `${p.name} ${received.get(p.name)?.length ?? 0} calls`).join(", ")}`);
+console.log(`\ndeprecation warnings recorded by the runtime (${deprecations.length}):`);
+for (const d of deprecations) console.log(`  ${d}`);
+process.exitCode = code ?? 1;
