@@ -7,7 +7,6 @@ import { type MetadataInit, toKeyValues } from "./metadata.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
-import { ZERO_COPY_THRESHOLD } from "./writer.js";
 
 /** Per-call options. */
 export interface CallOptions {
@@ -108,30 +107,15 @@ export class Client extends FrameConnection {
     call.id = id;
     this.streams.set(id, call);
     if (!call.arm(options, timeoutMs)) return;
-    const large = payload.length >= ZERO_COPY_THRESHOLD;
     const w = this.writer;
-    const pos = w.begin(id, MessageType.Request, flags, sizes.total, large ? sizes.head : sizes.total);
-    const end = writeRequestHead(w.buffer, pos, req, sizes);
-    if (large) w.end(end, payload);
-    else {
-      w.buffer.set(payload, end);
-      w.end(end + payload.length);
-    }
+    const pos = w.beginWithPayload(id, MessageType.Request, flags, sizes.head, payload);
+    w.end(writeRequestHead(w.buffer, pos, req, sizes), payload);
     if (call instanceof StreamCall) call.started();
   }
 
   /** @internal Sends a data frame on a stream; false if it is over the limit. */
   sendData(id: number, flags: number, data: Uint8Array): boolean {
-    if (data.length > this.options.maxDataLength) return false;
-    const w = this.writer;
-    const large = data.length >= ZERO_COPY_THRESHOLD;
-    const pos = w.begin(id, MessageType.Data, flags, data.length, large ? 0 : data.length);
-    if (large) w.end(pos, data);
-    else {
-      w.buffer.set(data, pos);
-      w.end(pos + data.length);
-    }
-    return true;
+    return this.writeData(id, flags, data);
   }
 
   /** @internal Resolves when the socket can take more data. */

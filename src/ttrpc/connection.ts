@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import { ProtocolError } from "./errors.js";
-import { type Frame, FrameDecoder, checkMaxDataLength } from "./frame.js";
+import { type Frame, FrameDecoder, MessageType, checkMaxDataLength } from "./frame.js";
 import { FrameWriter } from "./writer.js";
 
 /** Options shared by clients and servers. */
@@ -88,6 +88,13 @@ export abstract class FrameConnection {
     this.socket.destroy();
     this.onClose(reason);
     this.resolveClosed(reason);
+  }
+
+  /** Queues a data frame; false (nothing sent) when it is over the size limit. */
+  protected writeData(id: number, flags: number, data: Uint8Array): boolean {
+    if (data.length > this.options.maxDataLength) return false;
+    if (this.closeError === undefined) this.writer.end(this.writer.beginWithPayload(id, MessageType.Data, flags, 0, data), data);
+    return true;
   }
 
   /** Flushes queued frames, then half-closes the socket. */

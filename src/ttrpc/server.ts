@@ -9,7 +9,6 @@ import { Flag, type Frame, MessageType } from "./frame.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
-import { ZERO_COPY_THRESHOLD } from "./writer.js";
 
 /** What a handler learns about its call. */
 export interface CallContext {
@@ -250,30 +249,14 @@ export class ServerConnection extends FrameConnection {
     if (sizes.total > this.options.maxDataLength) {
       return this.sendStatus(id, Code.RESOURCE_EXHAUSTED, oversizeMessage(sizes.total, this.options.maxDataLength));
     }
-    const large = payload.length >= ZERO_COPY_THRESHOLD;
     const w = this.writer;
-    const pos = w.begin(id, MessageType.Response, 0, sizes.total, large ? sizes.head : sizes.total);
-    const end = writeResponseHead(w.buffer, pos, status, payload.length, sizes);
-    if (large) w.end(end, payload);
-    else {
-      w.buffer.set(payload, end);
-      w.end(end + payload.length);
-    }
+    const pos = w.beginWithPayload(id, MessageType.Response, 0, sizes.head, payload);
+    w.end(writeResponseHead(w.buffer, pos, status, payload.length, sizes), payload);
   }
 
   /** @internal Sends a data frame; false when it is over the size limit. */
   sendData(id: number, flags: number, data: Uint8Array): boolean {
-    if (this.closeReason !== undefined) return true;
-    if (data.length > this.options.maxDataLength) return false;
-    const w = this.writer;
-    const large = data.length >= ZERO_COPY_THRESHOLD;
-    const pos = w.begin(id, MessageType.Data, flags, data.length, large ? 0 : data.length);
-    if (large) w.end(pos, data);
-    else {
-      w.buffer.set(data, pos);
-      w.end(pos + data.length);
-    }
-    return true;
+    return this.writeData(id, flags, data);
   }
 }
 

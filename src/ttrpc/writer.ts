@@ -43,6 +43,16 @@ export class FrameWriter {
     return writeHeader(this.buf, this.pos, dataLength, streamId, type, flags);
   }
 
+  /**
+   * Starts a frame made of a `headLength`-byte head, written by the caller from the returned
+   * position, followed by `payload`; finish it with `end(endOfHead, payload)`. Space for a small
+   * payload is reserved with the head so the frame stays in one piece.
+   */
+  beginWithPayload(streamId: number, type: number, flags: number, headLength: number, payload: Uint8Array): number {
+    const inline = payload.length >= ZERO_COPY_THRESHOLD ? headLength : headLength + payload.length;
+    return this.begin(streamId, type, flags, headLength + payload.length, inline);
+  }
+
   /** The staging buffer that begin()'s position refers to. */
   get buffer(): Uint8Array {
     return this.buf;

@@ -12,23 +12,9 @@ import { Client } from "../../src/ttrpc/client.js";
 import { FrameDecoder } from "../../src/ttrpc/frame.js";
 import { decodeRequest } from "../../src/ttrpc/envelope.js";
 import { Server } from "../../src/ttrpc/server.js";
+import { concat, split } from "../support/bytes.js";
 import { runs } from "../support/fc.js";
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  return new Uint8Array(Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.length))));
-}
-
-function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let prev = 0;
-  for (const p of points) {
-    out.push(bytes.subarray(prev, p));
-    prev = p;
-  }
-  out.push(bytes.subarray(prev));
-  return out;
-}
 
 /** The payload sizes of every frame in an encoded trunk stream. */
 function frameSizes(bytes: Uint8Array): number[] {

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ProtocolError } from "../../src/ttrpc/errors.js";
 import { Frame, FrameDecoder, HEADER_LENGTH, encodeFrame } from "../../src/ttrpc/frame.js";
+import { concat, split } from "../support/bytes.js";
 import { runs } from "../support/fc.js";
 
 interface Spec {
@@ -18,28 +19,6 @@ const specArb: fc.Arbitrary<Spec> = fc.record({
   data: fc.uint8Array({ maxLength: 600 }),
 });
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-}
-
-/** Splits `bytes` at the given cut points (taken modulo the length). */
-function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] {
-  const points = [...new Set(cuts.map((c) => (bytes.length === 0 ? 0 : c % (bytes.length + 1))))].sort((a, b) => a - b);
-  const out: Uint8Array[] = [];
-  let prev = 0;
-  for (const p of points) {
-    out.push(bytes.subarray(prev, p));
-    prev = p;
-  }
-  out.push(bytes.subarray(prev));
-  return out;
-}
 
 function decodeAll(decoder: FrameDecoder, chunks: readonly Uint8Array[]): Frame[] {
   const frames: Frame[] = [];
