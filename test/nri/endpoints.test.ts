@@ -180,6 +180,17 @@ async function rawPlugin(path: string, idx: string, events: number): Promise<voi
 }
 
 describe("plugin endpoint", () => {
+  it("subscribes to exactly the events it has handlers for", async () => {
+    const { eventsOf } = await import("../../src/nri/plugin.js");
+    expect(eventsOf({ runPodSandbox: () => undefined, stopContainer: () => undefined, configure: () => undefined })).toBe((1 << 0) | (1 << 9));
+    const rt = await startRuntime();
+    await startPlugin(rt, { postUpdatePodSandbox: () => undefined, validateContainerAdjustment: () => undefined });
+    await rt.waitForPlugins(1);
+    expect(rt.plugins[0]!.events).toBe((1 << 12) | (1 << 13));
+    // An event the plugin did not subscribe to is not delivered.
+    expect(await rt.dispatch("runPodSandbox", { pod })).toEqual([]);
+  });
+
   it("times out a registration the runtime never completes", async () => {
     const path = socketPath();
     // A runtime that accepts and registers but never configures.
