@@ -40,6 +40,7 @@ export class Client extends FrameConnection {
   private readonly streams = new Map<number, PendingStream>();
   private readonly sizes = new RequestSizes();
   private drainWaiters: (() => void)[] = [];
+  protected override readonly pauseReadsWhileCongested = false;
 
   constructor(socket: Duplex, options: ConnectionOptions = {}) {
     super(socket, options);

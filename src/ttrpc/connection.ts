@@ -66,6 +66,13 @@ export abstract class FrameConnection {
     return this.closeError;
   }
 
+  /**
+   * Whether to stop reading while the socket's writes are congested. Right for a server (each
+   * request read makes a response to write); wrong for a client, whose reads never cause writes:
+   * if both sides paused, large messages in flight both ways would deadlock the connection.
+   */
+  protected readonly pauseReadsWhileCongested: boolean = true;
+
   protected abstract onFrame(frame: Frame): void;
 
   /** Called once when the connection ends; every pending call must settle here. */
@@ -109,7 +116,7 @@ export abstract class FrameConnection {
       if (this.closeError !== undefined) return;
       this.onFrame(frames[i]!);
     }
-    if (!this.waitingForDrain && this.writer.congested) {
+    if (this.pauseReadsWhileCongested && !this.waitingForDrain && this.writer.congested) {
       this.waitingForDrain = true;
       this.hold();
     }

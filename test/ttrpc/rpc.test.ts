@@ -100,6 +100,14 @@ describe("ttrpc client and server", () => {
     ]);
   });
 
+  it("keeps large messages flowing both ways at once (no mutual backpressure deadlock)", async () => {
+    const c = await h.client();
+    const big = new Uint8Array(1 << 20).fill(3);
+    const results = await Promise.all(Array.from({ length: 8 }, () => c.call("t.Test", "Echo", big, { timeoutMs: 20_000 })));
+    expect(results.map((r) => r.length)).toEqual(Array(8).fill(1 << 20));
+    c.close();
+  });
+
   it("cancels with an AbortSignal", async () => {
     const c = await h.client();
     const ac = new AbortController();
