@@ -77,7 +77,7 @@ export class FrameDecoder {
    */
   decode(input: Uint8Array): Frame[] {
     const frames = this.out;
-    frames.length = 0;
+    let count = 0;
     // Views of a plain Uint8Array are cheaper to make than views of a Node Buffer.
     const chunk = input.constructor === Uint8Array ? input : new Uint8Array(input.buffer, input.byteOffset, input.length);
     const n = chunk.length;
@@ -96,7 +96,7 @@ export class FrameDecoder {
         this.bodyFill += k;
         off += k;
         if (this.bodyFill === body.length) {
-          frames.push(new Frame(this.streamId, this.type, this.flags, body, 0));
+          frames[count++] = new Frame(this.streamId, this.type, this.flags, body, 0);
           this.body = null;
         }
         continue;
@@ -122,16 +122,18 @@ export class FrameDecoder {
         this.flags = h[9]!;
       }
       if (length > this.maxDataLength) {
-        frames.push(new Frame(this.streamId, this.type, this.flags, EMPTY, length));
+        frames[count++] = new Frame(this.streamId, this.type, this.flags, EMPTY, length);
         this.skipLeft = length;
       } else if (n - off >= length) {
-        frames.push(new Frame(this.streamId, this.type, this.flags, length === 0 ? EMPTY : chunk.subarray(off, off + length), 0));
+        frames[count++] = new Frame(this.streamId, this.type, this.flags, length === 0 ? EMPTY : chunk.subarray(off, off + length), 0);
         off += length;
       } else {
         this.body = new Uint8Array(length);
         this.bodyFill = 0;
       }
     }
+    // Truncate rather than reset up front, so the array keeps its capacity between calls.
+    if (frames.length !== count) frames.length = count;
     return frames;
   }
 
