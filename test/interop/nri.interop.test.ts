@@ -4,8 +4,9 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
 
 /**
  * The interop matrix: every runtime against every plugin over a real unix socket, with the
- * script of test/interop/PEERS.md. The Go peers are built on the real upstream pkg/adaptation
- * and pkg/stub of containerd/nri v0.12.2 (dedicated era) and v0.11.0 (StateChange era).
+ * script of test/interop/PEERS.md. The Go peer (test/interop/nri-peer) is built twice on the real
+ * upstream pkg/adaptation and pkg/stub: against containerd/nri v0.12.2 (dedicated era, go.mod)
+ * and v0.11.0 (StateChange era, nri-v0.11.0.mod).
  */
 
 type Cmd = [string, string[]];
@@ -15,7 +16,8 @@ const go: Record<string, Cmd> = {};
 
 beforeAll(() => {
   if (!hasGo) return;
-  for (const v of ["v0.12.2", "v0.11.0"]) go[v] = [goBuild(`nri-${v}`, `nri-peer-${v}`), []];
+  go["v0.12.2"] = [goBuild("nri-peer", "nri-peer-v0.12.2"), []];
+  go["v0.11.0"] = [goBuild("nri-peer", "nri-peer-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]), []];
 }, 600_000);
 
 const runtimes = ["nri-wire", "go v0.12.2", "go v0.11.0"] as const;

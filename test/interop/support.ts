@@ -23,10 +23,13 @@ export function goAvailable(): boolean {
   }
 }
 
-/** Builds the Go program in `test/interop/<dir>` to `.bin/<name>`; a failed build throws. */
-export function goBuild(dir: string, name: string): string {
+/**
+ * Builds the Go program in `test/interop/<dir>` to `.bin/<name>`, with extra `go build` flags
+ * (e.g. `-modfile` and `-tags` to build against another pinned release); a failed build throws.
+ */
+export function goBuild(dir: string, name: string, flags: readonly string[] = []): string {
   const out = join(BIN_DIR, name);
-  execFileSync("go", ["build", "-o", out, "."], {
+  execFileSync("go", ["build", ...flags, "-o", out, "."], {
     cwd: resolve(import.meta.dirname, dir),
     stdio: ["ignore", "inherit", "inherit"],
     env: { ...process.env, GOFLAGS: "-mod=mod", GOTOOLCHAIN: "local" },

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -144,33 +143,6 @@ func (m *monitor) take() []string {
 	return p
 }
 
-// deprecations implements adaptation.DeprecationRecorder.
-type deprecations struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (d *deprecations) PluginWarning(_ context.Context, dep adaptation.Deprecation, plugin, details string) {
-	// v0.12.2 reports details as "does not implement a dedicated <Event> RPC call".
-	method := strings.TrimSuffix(strings.TrimPrefix(details, "does not implement a dedicated "), " RPC call")
-	var msg string
-	if dep == adaptation.DeprecatedStateChange && method != details {
-		msg = fmt.Sprintf("plugin %s does not implement %s: uses %s", plugin, method, dep)
-	} else {
-		msg = fmt.Sprintf("plugin %s %s: uses %s", plugin, details, dep)
-	}
-	fmt.Fprintf(os.Stderr, "[nri-peer runtime %s] deprecation: %s (original: %q)\n", nriVersion, msg, details)
-	d.mu.Lock()
-	d.msgs = append(d.msgs, msg)
-	d.mu.Unlock()
-}
-
-func (d *deprecations) list() []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]string{}, d.msgs...)
-}
-
 // --- the runtime ------------------------------------------------------------
 
 func runRuntime(args []string) {
@@ -222,12 +194,12 @@ func runRuntime(args []string) {
 	}
 
 	deps := &deprecations{}
-	r, err := adaptation.New("nri-wire-peer", nriVersion, syncFn, updateFn,
+	opts := append([]adaptation.Option{
 		adaptation.WithSocketPath(*socket),
 		adaptation.WithPluginPath("/nonexistent/nri-peer/plugins"),
 		adaptation.WithPluginConfigPath("/nonexistent/nri-peer/conf.d"),
-		adaptation.WithDeprecationRecorder(deps),
-	)
+	}, versionOptions(deps)...)
+	r, err := adaptation.New("nri-wire-peer", nriVersion, syncFn, updateFn, opts...)
 	if err != nil {
 		fail("runtime: cannot create adaptation: %v", err)
 	}
@@ -273,7 +245,7 @@ func runRuntime(args []string) {
 	empty := struct{}{}
 
 	step("RunPodSandbox", func() (any, error) {
-		return empty, r.RunPodSandbox(ctx, &adaptation.RunPodSandboxRequest{Pod: demoPod()})
+		return empty, stateChangeEraEvent(ctx, r, "RunPodSandbox")
 	})
 	step("CreateContainer", func() (any, error) {
 		rpl, err := r.CreateContainer(ctx, &adaptation.CreateContainerRequest{Pod: demoPod(), Container: demoContainer()})
@@ -283,13 +255,13 @@ func runRuntime(args []string) {
 		return adjustmentResult(rpl.GetAdjust()), nil
 	})
 	step("PostCreateContainer", func() (any, error) {
-		return empty, r.PostCreateContainer(ctx, &adaptation.PostCreateContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		return empty, stateChangeEraEvent(ctx, r, "PostCreateContainer")
 	})
 	step("StartContainer", func() (any, error) {
-		return empty, r.StartContainer(ctx, &adaptation.StartContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		return empty, stateChangeEraEvent(ctx, r, "StartContainer")
 	})
 	step("PostStartContainer", func() (any, error) {
-		return empty, r.PostStartContainer(ctx, &adaptation.PostStartContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		return empty, stateChangeEraEvent(ctx, r, "PostStartContainer")
 	})
 	step("UpdateContainer", func() (any, error) {
 		rpl, err := r.UpdateContainer(ctx, &adaptation.UpdateContainerRequest{Pod: demoPod(), Container: demoContainer()})
@@ -299,7 +271,7 @@ func runRuntime(args []string) {
 		return updateList(rpl.GetUpdate()), nil
 	})
 	step("PostUpdateContainer", func() (any, error) {
-		return empty, r.PostUpdateContainer(ctx, &adaptation.PostUpdateContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		return empty, stateChangeEraEvent(ctx, r, "PostUpdateContainer")
 	})
 	step("StopContainer", func() (any, error) {
 		rpl, err := r.StopContainer(ctx, &adaptation.StopContainerRequest{Pod: demoPod(), Container: demoContainer()})
@@ -309,20 +281,20 @@ func runRuntime(args []string) {
 		return updateList(rpl.GetUpdate()), nil
 	})
 	step("RemoveContainer", func() (any, error) {
-		return empty, r.RemoveContainer(ctx, &adaptation.RemoveContainerRequest{Pod: demoPod(), Container: demoContainer()})
+		return empty, stateChangeEraEvent(ctx, r, "RemoveContainer")
 	})
 	step("UpdatePodSandbox", func() (any, error) {
 		_, err := r.UpdatePodSandbox(ctx, &adaptation.UpdatePodSandboxRequest{Pod: demoPod()})
 		return empty, err
 	})
 	step("PostUpdatePodSandbox", func() (any, error) {
-		return empty, r.PostUpdatePodSandbox(ctx, &adaptation.PostUpdatePodSandboxRequest{Pod: demoPod()})
+		return empty, stateChangeEraEvent(ctx, r, "PostUpdatePodSandbox")
 	})
 	step("StopPodSandbox", func() (any, error) {
-		return empty, r.StopPodSandbox(ctx, &adaptation.StopPodSandboxRequest{Pod: demoPod()})
+		return empty, stateChangeEraEvent(ctx, r, "StopPodSandbox")
 	})
 	step("RemovePodSandbox", func() (any, error) {
-		return empty, r.RemovePodSandbox(ctx, &adaptation.RemovePodSandboxRequest{Pod: demoPod()})
+		return empty, stateChangeEraEvent(ctx, r, "RemovePodSandbox")
 	})
 
 	mon.arm(false)

@@ -1,4 +1,6 @@
-// Command nri-peer is an NRI interop peer built against containerd/nri v0.11.0.
+// Command nri-peer is an NRI interop peer built against one containerd/nri release: v0.12.2
+// with go.mod, v0.11.0 with `-modfile=nri-v0.11.0.mod -tags nri_v0_11` (the release's API
+// differences live in version_*.go).
 //
 // Subcommands (see ../PEERS.md, section "NRI peers"):
 //
@@ -17,9 +19,6 @@ import (
 
 	nrilog "github.com/containerd/nri/pkg/log"
 )
-
-// nriVersion is the containerd/nri release this peer is pinned to.
-const nriVersion = "v0.11.0"
 
 var stdoutMu sync.Mutex
 

@@ -1,4 +1,4 @@
-module nriwire.test/nri-v0_11_0
+module nriwire.test/nri-peer
 
 go 1.24.0
 
