@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import { type ConnectionOptions, FrameConnection } from "./connection.js";
-import { type RequestEnvelope, RequestSizes, decodeResponse, writeRequestHead } from "./envelope.js";
+import { type RequestEnvelope, RequestSizes, type ResponseEnvelope, decodeResponse, writeRequestHead } from "./envelope.js";
 import { ProtocolError, RpcError } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
 import { type MetadataInit, toKeyValues } from "./metadata.js";
@@ -214,6 +214,17 @@ abstract class BaseCall implements PendingStream {
     return undefined;
   }
 
+  /** The decoded Response of a response frame; undefined for other frames or when it fails the call. */
+  protected response(frame: Frame): ResponseEnvelope | undefined {
+    if (frame.type !== MessageType.Response) return undefined;
+    try {
+      return decodeResponse(frame.data);
+    } catch (e) {
+      this.fail(e as Error);
+      return undefined;
+    }
+  }
+
   abstract onFrame(frame: Frame): void;
   abstract fail(err: Error): void;
 }
@@ -233,13 +244,8 @@ class UnaryCall extends BaseCall {
     if (frame.type === MessageType.Data) {
       return this.fail(new ProtocolError(`ttrpc: stream ${this.id}: data frame on a unary call`));
     }
-    if (frame.type !== MessageType.Response) return;
-    let res;
-    try {
-      res = decodeResponse(frame.data);
-    } catch (e) {
-      return this.fail(e as Error);
-    }
+    const res = this.response(frame);
+    if (res === undefined) return;
     if (!this.settle()) return;
     const st = res.status;
     if (st !== undefined && st.code !== Code.OK) this.reject(RpcError.fromStatus(st));
@@ -347,13 +353,8 @@ class StreamCall extends BaseCall {
       if ((frame.flags & Flag.RemoteClosed) !== 0) this.finish(EMPTY);
       return;
     }
-    if (frame.type !== MessageType.Response) return;
-    let res;
-    try {
-      res = decodeResponse(frame.data);
-    } catch (e) {
-      return this.fail(e as Error);
-    }
+    const res = this.response(frame);
+    if (res === undefined) return;
     const st = res.status;
     if (st !== undefined && st.code !== Code.OK) return this.fail(RpcError.fromStatus(st));
     // A closing response may carry one last message (the reference client reads it as one).
