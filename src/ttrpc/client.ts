@@ -218,7 +218,7 @@ abstract class BaseCall implements PendingStream {
   protected response(frame: Frame): ResponseEnvelope | undefined {
     if (frame.type !== MessageType.Response) return undefined;
     try {
-      return decodeResponse(frame.data);
+      return decodeResponse(frame.bytes, frame.offset, frame.offset + frame.length);
     } catch (e) {
       this.fail(e as Error);
       return undefined;

@@ -121,9 +121,9 @@ export function encodeRequest(req: RequestEnvelope): Uint8Array {
   return out;
 }
 
-/** Decodes a Request; throws ProtocolError naming what is wrong. */
-export function decodeRequest(data: Uint8Array): RequestEnvelope {
-  const r = new Reader(data, "request");
+/** Decodes a Request from `data[start, end)`; throws ProtocolError naming what is wrong. */
+export function decodeRequest(data: Uint8Array, start = 0, end = data.length): RequestEnvelope {
+  const r = new Reader(data, "request", start, end);
   let service = "";
   let method = "";
   let payload = EMPTY;
@@ -266,8 +266,8 @@ export function encodeResponse(status: StatusFields | undefined, payload: Uint8A
 }
 
 /** Decodes a Response; throws ProtocolError naming what is wrong. */
-export function decodeResponse(data: Uint8Array): ResponseEnvelope {
-  const r = new Reader(data, "response");
+export function decodeResponse(data: Uint8Array, start = 0, end = data.length): ResponseEnvelope {
+  const r = new Reader(data, "response", start, end);
   let status: StatusFields | undefined;
   let payload = EMPTY;
   while (!r.done) {

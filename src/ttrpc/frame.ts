@@ -15,18 +15,31 @@ export const Flag = { RemoteClosed: 0x1, RemoteOpen: 0x2, NoData: 0x4 } as const
 const EMPTY: Uint8Array = new Uint8Array(0);
 
 /**
- * One decoded frame. `data` is a view into the chunk it arrived in when the frame lay inside one
- * chunk, or a fresh copy when it straddled chunks. `oversize` is 0, or the announced length of a
- * frame over the limit, whose data is skipped and never buffered (`data` is then empty).
+ * One decoded frame. Its data is `length` bytes of `bytes` from `offset`: the chunk it arrived
+ * in when the frame lay inside one chunk, or a buffer of its own when it straddled chunks.
+ * `data` is that range as a view, made on first use, so a consumer that parses the range in
+ * place (the envelope decoders do) never pays for one. `oversize` is 0, or the announced length
+ * of a frame over the limit, whose data is skipped and never buffered (`length` is then 0).
  */
 export class Frame {
+  private view: Uint8Array | undefined;
   constructor(
     readonly streamId: number,
     readonly type: number,
     readonly flags: number,
-    readonly data: Uint8Array,
+    readonly bytes: Uint8Array,
+    readonly offset: number,
+    readonly length: number,
     readonly oversize: number,
   ) {}
+
+  /** The frame's data as a view of `bytes` (never a copy). */
+  get data(): Uint8Array {
+    if (this.view === undefined) {
+      this.view = this.offset === 0 && this.length === this.bytes.length ? this.bytes : this.bytes.subarray(this.offset, this.offset + this.length);
+    }
+    return this.view;
+  }
 }
 
 /** Options of a FrameDecoder. */
@@ -96,7 +109,7 @@ export class FrameDecoder {
         this.bodyFill += k;
         off += k;
         if (this.bodyFill === body.length) {
-          frames[count++] = new Frame(this.streamId, this.type, this.flags, body, 0);
+          frames[count++] = new Frame(this.streamId, this.type, this.flags, body, 0, body.length, 0);
           this.body = null;
         }
         continue;
@@ -122,10 +135,10 @@ export class FrameDecoder {
         this.flags = h[9]!;
       }
       if (length > this.maxDataLength) {
-        frames[count++] = new Frame(this.streamId, this.type, this.flags, EMPTY, length);
+        frames[count++] = new Frame(this.streamId, this.type, this.flags, EMPTY, 0, 0, length);
         this.skipLeft = length;
       } else if (n - off >= length) {
-        frames[count++] = new Frame(this.streamId, this.type, this.flags, length === 0 ? EMPTY : chunk.subarray(off, off + length), 0);
+        frames[count++] = new Frame(this.streamId, this.type, this.flags, chunk, off, length, 0);
         off += length;
       } else {
         this.body = new Uint8Array(length);

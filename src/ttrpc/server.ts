@@ -183,7 +183,7 @@ export class ServerConnection extends FrameConnection {
     this.lastStreamId = id;
     let req: RequestEnvelope;
     try {
-      req = decodeRequest(frame.data);
+      req = decodeRequest(frame.bytes, frame.offset, frame.offset + frame.length);
     } catch (e) {
       return this.sendStatus(id, Code.INVALID_ARGUMENT, `unmarshal request error: ${(e as Error).message}`);
     }
@@ -363,7 +363,7 @@ class ServerCall implements CallContext {
   onData(frame: Frame): void {
     const q = this.input;
     // A bare close (remote-closed, no data) says nothing new when there is no open input: ignore it.
-    const bareClose = (frame.flags & Flag.RemoteClosed) !== 0 && frame.data.length === 0;
+    const bareClose = (frame.flags & Flag.RemoteClosed) !== 0 && frame.length === 0;
     if (bareClose && (q === undefined || q.closed)) return;
     if (q === undefined) {
       return this.reject(new RpcError(Code.INVALID_ARGUMENT, `data frame on stream ${this.id} of a method that takes no client stream`));

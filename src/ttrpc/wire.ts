@@ -78,20 +78,30 @@ export function writeUtf8(buf: Uint8Array, pos: number, s: string, len: number):
   return pos + len;
 }
 
-/** A cursor over protobuf bytes that throws ProtocolError naming what was wrong and where. */
+/**
+ * A cursor over the protobuf bytes `buf[start, end)` that throws ProtocolError naming what was
+ * wrong and where (offsets and sizes relative to `start`). Reading a range in place spares the
+ * caller a view of it.
+ */
 export class Reader {
-  pos = 0;
+  pos: number;
+  readonly end: number;
   constructor(
     readonly buf: Uint8Array,
     readonly what: string,
-  ) {}
+    readonly start = 0,
+    end = buf.length,
+  ) {
+    this.pos = start;
+    this.end = end;
+  }
 
   get done(): boolean {
-    return this.pos >= this.buf.length;
+    return this.pos >= this.end;
   }
 
   fail(reason: string): never {
-    throw new ProtocolError(`ttrpc: invalid ${this.what}: ${reason} at offset ${this.pos}`);
+    throw new ProtocolError(`ttrpc: invalid ${this.what}: ${reason} at offset ${this.pos - this.start}`);
   }
 
   /** An unsigned varint that must fit 32 bits (tags and lengths). */
@@ -99,7 +109,7 @@ export class Reader {
     const b = this.buf;
     let result = 0;
     for (let shift = 0; shift < 35; shift += 7) {
-      if (this.pos >= b.length) this.fail("truncated varint");
+      if (this.pos >= this.end) this.fail("truncated varint");
       const byte = b[this.pos++]!;
       if (shift === 28 && byte > 0x0f) this.fail("varint overflows 32 bits");
       result += (byte & 0x7f) * 2 ** shift;
@@ -114,7 +124,7 @@ export class Reader {
     let lo = 0;
     let hi = 0;
     for (let i = 0; i < 10; i++) {
-      if (this.pos >= b.length) this.fail("truncated varint");
+      if (this.pos >= this.end) this.fail("truncated varint");
       const byte = b[this.pos++]!;
       if (i < 4) lo |= (byte & 0x7f) << (7 * i);
       else if (i === 4) {
@@ -137,7 +147,7 @@ export class Reader {
   bytes(): Uint8Array {
     const len = this.uint32();
     const end = this.pos + len;
-    if (end > this.buf.length) this.fail(`length ${len} past the end of ${this.buf.length} bytes`);
+    if (end > this.end) this.fail(`length ${len} past the end of ${this.end - this.start} bytes`);
     const v = this.buf.subarray(this.pos, end);
     this.pos = end;
     return v;
@@ -148,7 +158,7 @@ export class Reader {
     const start = this.pos;
     const end = start + len;
     const b = this.buf;
-    if (end > b.length) this.fail(`length ${len} past the end of ${b.length} bytes`);
+    if (end > this.end) this.fail(`length ${len} past the end of ${this.end - this.start} bytes`);
     this.pos = end;
     if (len < 64) {
       let ascii = true;
@@ -201,7 +211,7 @@ export class Reader {
   }
 
   private advance(n: number): void {
-    if (this.pos + n > this.buf.length) this.fail(`field of ${n} bytes past the end of ${this.buf.length} bytes`);
+    if (this.pos + n > this.end) this.fail(`field of ${n} bytes past the end of ${this.end - this.start} bytes`);
     this.pos += n;
   }
 

@@ -105,6 +105,35 @@ describe("ttrpc envelope against the generated reference types", () => {
     );
   });
 
+  it("decodes a range in place exactly as it decodes a copy of that range, errors included", () => {
+    const outcome = (f: () => unknown): unknown => {
+      try {
+        return { ok: f() };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    };
+    const withPayload = fc.oneof(
+      fc.uint8Array({ maxLength: 64 }),
+      requestArb.map((r) => encodeRequest(r)),
+      fc.tuple(statusArb, fc.uint8Array({ maxLength: 40 })).map(([st, p]) => encodeResponse(st, p)),
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 16 }), withPayload, fc.uint8Array({ maxLength: 16 }), (before, body, after) => {
+        const all = new Uint8Array(before.length + body.length + after.length);
+        all.set(before);
+        all.set(body, before.length);
+        all.set(after, before.length + body.length);
+        const start = before.length;
+        const end = start + body.length;
+        for (const decode of [decodeRequest, decodeResponse]) {
+          expect(outcome(() => decode(all, start, end))).toEqual(outcome(() => decode(body.slice())));
+        }
+      }),
+      { numRuns: runs(3) },
+    );
+  });
+
   it("skips known fields of the wrong wire type and groups, as protobuf-go does", () => {
     // field 1 as a varint, then a group 6 holding a varint, then the real service name
     const bytes = Uint8Array.of(0x08, 0x01, 0x33, 0x08, 0x05, 0x34, 0x0a, 0x01, 0x73);

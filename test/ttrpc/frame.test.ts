@@ -26,7 +26,13 @@ function decodeAll(decoder: FrameDecoder, chunks: readonly Uint8Array[]): Frame[
   return frames;
 }
 
-const plain = (f: Frame) => ({ streamId: f.streamId, type: f.type, flags: f.flags, data: [...f.data], oversize: f.oversize });
+const plain = (f: Frame) => {
+  // The range and the view made from it must agree, and the view must be one (never a copy).
+  expect(f.data.length).toBe(f.length);
+  expect(f.data.buffer).toBe(f.bytes.buffer);
+  expect(f.data.byteOffset).toBe(f.bytes.byteOffset + f.offset);
+  return { streamId: f.streamId, type: f.type, flags: f.flags, data: [...f.data], oversize: f.oversize };
+};
 const plainSpec = (s: Spec) => ({ streamId: s.streamId, type: s.type, flags: s.flags, data: [...s.data], oversize: 0 });
 
 describe("frame codec", () => {
