@@ -265,7 +265,7 @@ export function encodeResponse(status: StatusFields | undefined, payload: Uint8A
   return out;
 }
 
-/** Decodes a Response; throws ProtocolError naming what is wrong. */
+/** Decodes a Response from `data[start, end)`; throws ProtocolError naming what is wrong. */
 export function decodeResponse(data: Uint8Array, start = 0, end = data.length): ResponseEnvelope {
   const r = new Reader(data, "response", start, end);
   let status: StatusFields | undefined;
