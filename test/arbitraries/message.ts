@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { ScalarType, create } from "@bufbuild/protobuf";
 import type { DescField, DescFile, DescMessage, DescEnum, Message, MessageShape } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { concat } from "../support/bytes.js";
 
 /**
  * fast-check arbitraries derived from protobuf-es descriptors, so every message of every protocol
@@ -293,16 +294,6 @@ function varintBytes(v: bigint): Uint8Array {
 
 function tagBytes(no: number, wireType: WireType): Uint8Array {
   return new BinaryWriter().tag(no, wireType).finish();
-}
-
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 /** Encodes fields in order: tag then data, which is exactly how protobuf-es writes unknown fields. */
