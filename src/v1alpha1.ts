@@ -1,5 +1,5 @@
 /**
  * NRI protocol revision v1alpha1 (package `nri.pkg.api.v1alpha1`): the generated message
- * schemas, enums and service descriptors, wire-identical to containerd/nri v0.12.2.
+ * schemas, enums and service descriptors, wire-identical to containerd/nri v0.12.5.
  */
 export * from "../gen/v1alpha1/api_pb.js";
