@@ -61,7 +61,7 @@ export interface RuntimeInfo {
   readonly nriVersion: string | undefined;
   /** Whether nriVersion was inferred from the runtime's name and version (older runtimes send none). */
   readonly nriVersionInferred: boolean;
-  /** The revision the runtime registered the plugin with. */
+  /** The revision the runtime speaks, as told by the package of its Configure call. */
   readonly api: Version;
 }
 
@@ -303,7 +303,7 @@ export class NriPlugin {
     const server = new Server();
     if (this.dialect === "v1beta1") {
       const beta: Record<string, RawMethod> = {};
-      for (const m of Plugin.methods) beta[m.name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(m.name, payload, ctx) };
+      for (const m of Plugin.methods) beta[m.name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(m.name, payload, ctx, "v1beta1") };
       server.register(`${packages.v1beta1}.Plugin`, beta);
     }
     const alphaService = `${packages.v1alpha1}.Plugin`;
@@ -314,7 +314,7 @@ export class NriPlugin {
         kind: "unary",
         handler: async (payload, ctx) => {
           const call = toV1beta1({ service: alphaService, method: name, payload });
-          const answer = await this.dispatch(call.method, call.payload, ctx);
+          const answer = await this.dispatch(call.method, call.payload, ctx, "v1alpha1");
           return responseToV1alpha1({ service: alphaService, method: name }, answer).payload;
         },
       };
@@ -323,14 +323,14 @@ export class NriPlugin {
     return server;
   }
 
-  /** Handles one v1beta1 Plugin call. */
-  private async dispatch(method: string, payload: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+  /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
+  private async dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
     const desc = Plugin.methods.find((m) => m.name === method);
     if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
     switch (method) {
       case "Configure":
-        return invoke(desc.input, desc.output, payload, (req) => this.configure(req as ConfigureRequest, ctx));
+        return invoke(desc.input, desc.output, payload, (req) => this.configure(req as ConfigureRequest, ctx, via));
       case "Synchronize":
         return invoke(desc.input, desc.output, payload, async (req) => {
           try {
@@ -359,9 +359,9 @@ export class NriPlugin {
     }
   }
 
-  private async configure(req: ConfigureRequest, ctx: CallContext): Promise<ConfigureResponse> {
+  private async configure(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {
     try {
-      const res = await this.configureOrThrow(req, ctx);
+      const res = await this.configureOrThrow(req, ctx, via);
       this.configured = true;
       return res;
     } catch (e) {
@@ -372,7 +372,7 @@ export class NriPlugin {
     }
   }
 
-  private async configureOrThrow(req: ConfigureRequest, ctx: CallContext): Promise<ConfigureResponse> {
+  private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {
     // Runtimes before NRI v0.12 send no version: tell it from their name and version, as the Go stub does.
     let nriVersion: string | undefined = req.NRIVersion;
     let inferred = false;
@@ -387,7 +387,7 @@ export class NriPlugin {
         this.log("warn", `nri: plugin ${this.id}: ${(e as Error).message}`);
       }
     }
-    this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: this.runtimeApi ?? "v1beta1" };
+    this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };
 
     const custom = toMessage(Plugin.method.configure.output, (await this.handlers.configure?.(req, ctx)) as never);
     // Like the Go stub: 0 from the handler means "the events I have handlers for".

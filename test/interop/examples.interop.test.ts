@@ -134,3 +134,115 @@ describe("an older runtime that sends no NRI version (Go runtime v0.11.0 taken f
     expect(plugin!.lines.map((l) => (JSON.parse(l) as { event: string }).event)).toContain("ValidateContainerAdjustment");
   });
 });
+
+/**
+ * Every adjustment kind, built with the helpers: numbers for 64-bit fields, removals as methods.
+ * `merged` is the same adjustment as the Go runtime reports it after merging: it applies the
+ * removal of env A and of a device the container does not have without a trace, takes the empty
+ * first argument of updateArgs as "override", and (before NRI v0.12.5) files a sysctl removal
+ * under the annotations.
+ */
+function everyKind(era: string, merged = false): AdjustmentBuilder {
+  const a = new AdjustmentBuilder()
+    .addAnnotation("nri-wire.dev/added", "yes")
+    .removeAnnotation("nri-wire.dev/gone")
+    .addMount({ source: "/var/lib/shared", destination: "/shared", type: "bind", options: ["rbind", "rw"] })
+    .removeMount("/old")
+    .addEnv("ADDED", "1");
+  if (!merged) a.removeEnv("A").updateArgs(["sleep", "1"]).removeDevice("/dev/old");
+  else a.setArgs(["sleep", "1"]);
+  // NRI v0.11.0 crashes on any sysctl adjustment (it writes into a nil map of its reply).
+  if (era !== "v0.11.0") {
+    a.setLinuxSysctl("net.ipv4.ip_forward", "1");
+    if (!merged) a.removeLinuxSysctl("net.core.somaxconn");
+    else a.addAnnotation("-net.core.somaxconn", "");
+  }
+  a
+    .addHooks({ prestart: [{ path: "/bin/true", args: ["true"], env: ["X=1"], timeout: 5 }] })
+    .addHook("poststop", { path: "/bin/false" })
+    .addRlimit("RLIMIT_NOFILE", 4096, 1024)
+    .addDevice({ path: "/dev/nri", type: "c", major: 10, minor: 200, fileMode: 0o600, uid: 1, gid: 2 })
+    .addCDIDevice("vendor.com/gpu=0")
+    .addOrReplaceNamespace({ type: "network", path: "/proc/1/ns/net" })
+    .removeNamespace("ipc")
+    .addLinuxNetDevice("eth9", { name: "net9" })
+    .setLinuxMemoryLimit(2 ** 30)
+    .setLinuxMemoryReservation(2 ** 29)
+    .setLinuxMemorySwap(2 ** 31)
+    .setLinuxMemoryKernel(2 ** 20)
+    .setLinuxMemoryKernelTCP(2 ** 19)
+    .setLinuxMemorySwappiness(10)
+    .setLinuxMemoryDisableOomKiller()
+    .setLinuxMemoryUseHierarchy()
+    .setLinuxCPUShares(512)
+    .setLinuxCPUQuota(50_000)
+    .setLinuxCPUPeriod(100_000)
+    .setLinuxCPURealtimeRuntime(1000)
+    .setLinuxCPURealtimePeriod(2000)
+    .setLinuxCPUSetCPUs("0-1")
+    .setLinuxCPUSetMems("0")
+    .setLinuxPidLimits(100)
+    .addLinuxHugepageLimit("2MB", 2 ** 21)
+    .setLinuxBlockIOClass("slow")
+    .setLinuxRDTClass("gold")
+    .addLinuxUnified("memory.high", "1000000")
+    .setLinuxRDTClosID("clos1")
+    .setLinuxRDTSchemata(["L3:0=f"])
+    .setLinuxRDTEnableMonitoring(true)
+    .setLinuxCgroupsPath("/nri/demo")
+    .setLinuxOomScoreAdj(-500)
+    .setLinuxIOPriority({ class: IOPrioClass.IOPRIO_CLASS_BE, priority: 4 })
+    .setLinuxSeccompPolicy({ defaultAction: "SCMP_ACT_ALLOW", defaultErrno: 1, architectures: ["SCMP_ARCH_X86_64"], syscalls: [{ names: ["mkdir"], action: "SCMP_ACT_ERRNO", errnoRet: 2, args: [{ index: 0, value: 1, valueTwo: 2, op: "SCMP_CMP_EQ" }] }] })
+    .setLinuxScheduler({ policy: LinuxSchedulerPolicy.SCHED_BATCH, nice: 5, priority: 0, flags: [LinuxSchedulerFlag.SCHED_FLAG_RESET_ON_FORK], runtime: 1, deadline: 2, period: 3 });
+  // NRI v0.11.0 predates the memory policy field; it would drop it.
+  if (era !== "v0.11.0") a.setLinuxMemoryPolicy(MpolMode.MPOL_BIND, "0", MpolFlag.MPOL_F_STATIC_NODES);
+  return a;
+}
+
+/** Every resource a container update carries; `merged`: as the Go runtime reports it, which drops the pids limit of updates. */
+function everyResource(id: string, merged = false): UpdateBuilder {
+  const u = new UpdateBuilder(id);
+  if (!merged) u.setLinuxPidLimits(64);
+  return u
+    .setLinuxMemoryLimit(2 ** 30)
+    .setLinuxMemoryReservation(2 ** 29)
+    .setLinuxMemorySwap(2 ** 31)
+    .setLinuxMemorySwappiness(5)
+    .setLinuxCPUShares(256)
+    .setLinuxCPUQuota(-1)
+    .setLinuxCPUPeriod(100_000)
+    .setLinuxCPUSetCPUs("1")
+    .addLinuxHugepageLimit("1GB", 2 ** 30)
+    .setLinuxBlockIOClass("fast")
+    .setLinuxRDTClass("silver")
+    .addLinuxUnified("cpu.weight", "50")
+    .setIgnoreFailure();
+}
+
+describe.each(ERAS)("adjustment and update helpers against the Go runtime %s", (era) => {
+  it.skipIf(!hasGo)("every adjustment kind and every update resource arrives as built", async () => {
+    let plugin: NriPlugin | undefined;
+    const d = await drive(go[era]!, {}, async (socket) => {
+      plugin = new NriPlugin(
+        {
+          createContainer: () => ({ adjust: everyKind(era).build(), evict: [eviction("ctr0", "making room")] }),
+          updateContainer: (req) => ({ update: [everyResource(req.container?.id ?? "").build()], evict: [{ containerId: "ctr0", reason: "still too big" }] }),
+          stopContainer: () => ({ update: [{ containerId: "ctr0", linux: { resources: { cpu: { shares: 2 } } } }] }),
+        },
+        { socketPath: socket, name: "helpers", idx: "10", env: {} },
+      );
+      await plugin.start();
+    });
+    expect(d.code, d.stderr).toBe(0);
+    const create = d.event("CreateContainer");
+    expect(goMessage(ContainerAdjustmentSchema, create.adjust)).toEqual(expected(ContainerAdjustmentSchema, everyKind(era, true).build()));
+    // Evictions travel (test/nri/helpers.test.ts reads them back), but no Go runtime release merges them.
+    expect(create.evict).toBeUndefined();
+    const update = d.event("UpdateContainer");
+    expect(update.update!.map((u) => goMessage(ContainerUpdateSchema, u))).toEqual([expected(ContainerUpdateSchema, everyResource("ctr1", true).build())]);
+    expect(update.evict).toBeUndefined();
+    expect(d.event("StopContainer").update!.map((u) => goMessage(ContainerUpdateSchema, u))).toEqual([expected(ContainerUpdateSchema, { containerId: "ctr0", linux: { resources: { cpu: { shares: { value: 2n } } } } })]);
+    expect(plugin!.runtime).toEqual({ name: "nri-wire-peer", version: era, nriVersion: era === "v0.11.0" ? undefined : era, nriVersionInferred: false, api: "v1alpha1" });
+    plugin!.close();
+  });
+});

@@ -244,13 +244,13 @@ export class AdjustmentBuilder extends ResourceSetters {
     return this;
   }
 
-  /** Sets the sysctl `key`. */
+  /** Sets the sysctl `key`. (A runtime on NRI v0.11.0 crashes on any sysctl adjustment.) */
   setLinuxSysctl(key: string, value: string): this {
     this.linux().sysctl[key] = value;
     return this;
   }
 
-  /** Removes the sysctl `key`. */
+  /** Removes the sysctl `key`. Runtimes before NRI v0.12.5 file the removal under the annotations. */
   removeLinuxSysctl(key: string): this {
     this.linux().sysctl[markForRemoval(key)] = "";
     return this;

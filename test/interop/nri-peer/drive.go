@@ -72,6 +72,13 @@ func runDrive(args []string) {
 		p.Annotations = podAnnotations
 		return p
 	}
+	// The container of the events whose answers are printed: the demo container, with the Linux
+	// part the adaptation edits in place when merging (v0.11.0 crashes on a nil sysctl map).
+	container := func() *api.Container {
+		c := demoContainer()
+		c.Linux = &api.LinuxContainer{Sysctl: map[string]string{"net.core.somaxconn": "4096"}}
+		return c
+	}
 	time.AfterFunc(overallTimeout, func() { fail("drive: did not finish within %v", overallTimeout) })
 
 	mon := &monitor{}
@@ -150,7 +157,7 @@ func runDrive(args []string) {
 
 	plain("RunPodSandbox")
 	step("CreateContainer", func(l *driveLine) error {
-		rpl, err := r.CreateContainer(ctx, &adaptation.CreateContainerRequest{Pod: pod(), Container: demoContainer()})
+		rpl, err := r.CreateContainer(ctx, &adaptation.CreateContainerRequest{Pod: pod(), Container: container()})
 		if err != nil {
 			return err
 		}
@@ -161,7 +168,7 @@ func runDrive(args []string) {
 	plain("StartContainer")
 	plain("PostStartContainer")
 	step("UpdateContainer", func(l *driveLine) error {
-		rpl, err := r.UpdateContainer(ctx, &adaptation.UpdateContainerRequest{Pod: pod(), Container: demoContainer()})
+		rpl, err := r.UpdateContainer(ctx, &adaptation.UpdateContainerRequest{Pod: pod(), Container: container()})
 		if err != nil {
 			return err
 		}
@@ -170,7 +177,7 @@ func runDrive(args []string) {
 	})
 	plain("PostUpdateContainer")
 	step("StopContainer", func(l *driveLine) error {
-		rpl, err := r.StopContainer(ctx, &adaptation.StopContainerRequest{Pod: pod(), Container: demoContainer()})
+		rpl, err := r.StopContainer(ctx, &adaptation.StopContainerRequest{Pod: pod(), Container: container()})
 		if err != nil {
 			return err
 		}
