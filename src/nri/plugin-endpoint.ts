@@ -26,8 +26,10 @@ import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "./nri-releases.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
 
-type PluginMethods = (typeof Plugin)["method"];
-type MaybePromise<T> = T | Promise<T>;
+/** The v1beta1 Plugin methods, by handler name. */
+export type PluginMethods = (typeof Plugin)["method"];
+/** A value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;
 
 /**
  * Handlers of a plugin, written against v1beta1 types whatever the runtime speaks. Each takes

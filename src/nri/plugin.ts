@@ -6,20 +6,22 @@
 export {
   type PluginDialect,
   type PluginHandlers,
+  type MaybePromise,
   type PluginLog,
+  type PluginMethods,
   type PluginOptions,
   type RuntimeInfo,
   NriPlugin,
   eventsOf,
 } from "./plugin-endpoint.js";
-export { type PluginIdentity, checkPluginIndex, checkPluginName, parsePluginId, pluginId, resolveIdentity } from "./identity.js";
+export { type IdentitySources, type PluginIdentity, checkPluginIndex, checkPluginName, parsePluginId, pluginId, resolveIdentity } from "./identity.js";
 export { DEFAULT_SOCKET_PATH } from "./socket.js";
 export { NRI_VERSION, eventsKnownBy, inferNriVersion } from "./nri-releases.js";
 export { AdjustmentBuilder } from "./helpers/adjustment.js";
 export { UpdateBuilder, eviction } from "./helpers/update.js";
 export { ResourceSetters } from "./helpers/resources.js";
 export { type Int64Like, type IntegerKind, checkInteger, int32, int64, uint64 } from "./helpers/integers.js";
-export { type Loose, type LooseFields, type LooseMessage, toMessage } from "./helpers/loose.js";
+export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "./helpers/loose.js";
 export { markForRemoval, markedForRemoval } from "./helpers/removal.js";
 export type { CallContext } from "../ttrpc/server.js";
 export { create } from "@bufbuild/protobuf";

@@ -2,7 +2,7 @@ import { type DescField, type DescMessage, type MessageShape, ScalarType, create
 import { type IntegerKind, checkInteger } from "./integers.js";
 
 /** A protocol wrapper message (`OptionalInt64`, `OptionalString`, ...): one field named value. */
-type Wrapper = { $typeName: `nri.pkg.api.${string}.Optional${string}`; value: unknown };
+export type Wrapper = { $typeName: `nri.pkg.api.${string}.Optional${string}`; value: unknown };
 
 /**
  * What a plugin may give wherever a protocol message is expected: the message itself, or a plain
