@@ -273,7 +273,8 @@ export class NriPlugin {
   private finish(reason: Error): void {
     if (this.closeReason !== undefined) return;
     this.closeReason = this.explainEarlyClose(reason);
-    if (this.closeReason !== reason) this.log("error", this.closeReason.message);
+    // Our own setup errors were logged where they happened; a refusal is news.
+    if (this.closeReason !== reason && this.closeReason !== this.configureError) this.log("error", this.closeReason.message);
     this.resolveClosed(this.closeReason);
     this.options.onClose?.(this.closeReason);
   }
@@ -386,7 +387,7 @@ export class NriPlugin {
         req.NRIVersion = nriVersion;
         this.log("info", `nri: plugin ${this.id}: inferred NRI ${nriVersion} for runtime ${req.runtimeName} ${req.runtimeVersion}`);
       } catch (e) {
-        this.log("warn", `nri: plugin ${this.id}: ${(e as Error).message}`);
+        this.log("warn", `nri: plugin ${this.id}: ${(e as Error).message.replace(/^nri: /u, "")}`);
       }
     }
     this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };

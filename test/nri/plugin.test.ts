@@ -59,7 +59,7 @@ describe("plugin: Configure like the Go stub", () => {
     const { p, log } = plugin({ configure: () => { throw new Error("bad config: no cpus"); } }, { socketPath: (rt as unknown as { options: { socketPath: string } }).options.socketPath });
     await expect(p.start()).rejects.toThrow("nri: plugin 10-p: configure failed: bad config: no cpus");
     expect((await p.closed).message).toBe("nri: plugin 10-p: configure failed: bad config: no cpus");
-    expect(log).toContain("error: nri: plugin 10-p: configure failed: bad config: no cpus");
+    expect(log).toEqual(["error: nri: plugin 10-p: configure failed: bad config: no cpus"]);
     expect(closed.join("\n")).toContain("bad config: no cpus");
   });
 
