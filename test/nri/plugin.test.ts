@@ -137,7 +137,7 @@ describe("plugin: runtimes older than the plugin", () => {
       "nri: plugin 10-p: the runtime closed the connection right after Configure: it refused the configuration; likely cause: its NRI version is unknown and runtimes before NRI v0.10.0 refuse events they do not know; subscribed PostUpdatePodSandbox,ValidateContainerAdjustment (0x3000) may be among them (see the runtime's log for \"invalid plugin events\")";
     await expect(p.start()).rejects.toThrow(expected);
     expect(rt.refusals).toEqual(["invalid plugin events: 0x3000"]);
-    expect(log).toEqual(['warn: nri: plugin 10-p: nri: cannot infer the NRI version of unknown runtime "my-runtime"', `error: ${expected}`]);
+    expect(log).toEqual(['warn: nri: plugin 10-p: cannot infer the NRI version of unknown runtime "my-runtime"', `error: ${expected}`]);
   });
 
   it("works with a v1alpha1 runtime that sends everything as StateChange (see also the Go v0.11.0 interop)", async () => {
