@@ -2,7 +2,7 @@
  * Reads a YAML list of strings the way Go's `yaml.Unmarshal(data, &[]string{})` (go.yaml.in/yaml
  * v3) does, for the forms a pod annotation holds: a flow list (`[a, "b"]`, over several lines if
  * need be), a block list (`- a` lines), an empty or null document (no list). Scalars of any type
- * become their text, null items become "". Type errors carry yaml.v3's text; YAML this reader does
+ * become their text; null items are dropped. Type errors carry yaml.v3's text; YAML this reader does
  * not cover (anchors, tags, nested or multi-line items, documents markers) is refused with a
  * `yaml: nri-wire reads only flat lists of scalars` error rather than guessed at.
  */
@@ -40,7 +40,7 @@ function flowList(text: string, lineNo: number): string[] {
   const inner = body.slice(1, close).replace(/\n/gu, " ");
   const items = splitItems(inner);
   if (items.length > 0 && items[items.length - 1]!.trim() === "") items.pop(); // a trailing comma
-  return items.map((item) => itemValue(item.trim(), lineNo, true));
+  return items.flatMap((item) => itemValue(item.trim(), lineNo, true) ?? []);
 }
 
 function blockList(lines: string[], lineNo: number): string[] {
@@ -51,20 +51,22 @@ function blockList(lines: string[], lineNo: number): string[] {
     const ind = line.length - line.trimStart().length;
     const t = line.trim();
     if (ind !== indent || !(t === "-" || t.startsWith("- "))) unsupported();
-    out.push(itemValue(t.slice(1).trim(), lineNo, false));
+    const v = itemValue(t.slice(1).trim(), lineNo, false);
+    if (v !== undefined) out.push(v);
   }
   return out;
 }
 
-function itemValue(item: string, lineNo: number, flow: boolean): string {
+/** An item's text, or undefined for a null item (Go's decoder skips those). */
+function itemValue(item: string, lineNo: number, flow: boolean): string | undefined {
   if (item === "") {
     if (flow) throw new YamlError(`yaml: line ${lineNo}: did not find expected node content`);
-    return "";
+    return undefined;
   }
   if (item.startsWith("[") || item.startsWith("- ") || item === "-") typeError(lineNo, "!!seq", undefined, "string");
   if (item.startsWith("{") || isMappingLine(item)) typeError(lineNo, "!!map", undefined, "string");
   const s = scalar(item);
-  return s.tag === "!!null" ? "" : s.value;
+  return s.tag === "!!null" ? undefined : s.value;
 }
 
 function scalar(t: string): Scalar {
