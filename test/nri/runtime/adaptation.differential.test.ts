@@ -15,11 +15,8 @@ let go: Outcome[] = [];
 
 beforeAll(async () => {
   if (!hasGo) return;
-  const bin = goBuild("adapt-peer", "adapt-peer", ["-tags=nri_no_wasm"]);
-  go = await runGo(
-    bin,
-    CASES.map((c) => c.scenario),
-  );
+  const bin = goBuild("adapt-peer", "adapt-peer-cases", ["-tags=nri_no_wasm"]);
+  go = await runGo(bin, CASES.map((c) => c.scenario));
 }, 600_000);
 
 describe("merge engine: hand-written scenarios", () => {

@@ -16,7 +16,7 @@ let bin = "";
 const scenarios: Scenario[] = fc.sample(scenarioArb, { numRuns: runs(4), seed });
 
 beforeAll(() => {
-  if (hasGo) bin = goBuild("adapt-peer", "adapt-peer", ["-tags=nri_no_wasm"]);
+  if (hasGo) bin = goBuild("adapt-peer", "adapt-peer-random", ["-tags=nri_no_wasm"]);
 }, 600_000);
 
 describe("merge engine: random scenarios", () => {
