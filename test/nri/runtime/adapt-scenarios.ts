@@ -411,6 +411,11 @@ export const CASES: Case[] = [
     error: `plugin "10-a" asked update of "ctr0" during creation`,
   },
   {
+    name: "updates in CreateContainer: the id in the error is quoted as Go quotes",
+    scenario: create([updating("10-a", [upd('c"t\\r\n\t\u00a0\u00ad\u2028é😀\x7f', mem(1))])], { container: { id: 'c"t\\r\n\t\u00a0\u00ad\u2028é😀\x7f' } }),
+    error: 'plugin "10-a" asked update of "c\\"t\\\\r\\n\\t\\u00a0\\u00ad\\u2028é😀\\x7f" during creation',
+  },
+  {
     name: "updates in CreateContainer: a conflict fails the event",
     scenario: create([updating("10-a", [upd("ctr1", mem(1))]), updating("20-b", [upd("ctr1", mem(2))])]),
     error: conflict("20-b", "10-a", "MemLimit "),
