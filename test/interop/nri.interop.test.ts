@@ -5,7 +5,7 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
 /**
  * The interop matrix: every runtime against every plugin over a real unix socket, with the
  * script of test/interop/PEERS.md. The Go peer (test/interop/nri-peer) is built twice on the real
- * upstream pkg/adaptation and pkg/stub: against containerd/nri v0.12.2 (dedicated era, go.mod)
+ * upstream pkg/adaptation and pkg/stub: against containerd/nri v0.12.5 (dedicated era, go.mod)
  * and v0.11.0 (StateChange era, nri-v0.11.0.mod).
  */
 
@@ -16,12 +16,12 @@ const go: Record<string, Cmd> = {};
 
 beforeAll(() => {
   if (!hasGo) return;
-  go["v0.12.2"] = [goBuild("nri-peer", "nri-peer-v0.12.2"), []];
+  go["v0.12.5"] = [goBuild("nri-peer", "nri-peer-v0.12.5"), []];
   go["v0.11.0"] = [goBuild("nri-peer", "nri-peer-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]), []];
 }, 600_000);
 
-const runtimes = ["nri-wire", "go v0.12.2", "go v0.11.0"] as const;
-const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange", "go v0.12.2", "go v0.11.0"] as const;
+const runtimes = ["nri-wire", "go v0.12.5", "go v0.11.0"] as const;
+const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange", "go v0.12.5", "go v0.11.0"] as const;
 
 function runtimeCmd(r: (typeof runtimes)[number]): [Cmd, string[]] {
   if (r === "nri-wire") return [cli, ["example-runtime"]];

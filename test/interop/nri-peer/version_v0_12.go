@@ -13,7 +13,7 @@ import (
 )
 
 // nriVersion is the containerd/nri release this build is pinned to (go.mod).
-const nriVersion = "v0.12.2"
+const nriVersion = "v0.12.5"
 
 // deprecations implements adaptation.DeprecationRecorder, turning each report into the
 // PEERS.md message.
@@ -23,7 +23,7 @@ type deprecations struct {
 }
 
 func (d *deprecations) PluginWarning(_ context.Context, dep adaptation.Deprecation, plugin, details string) {
-	// v0.12.2 reports details as "does not implement a dedicated <Event> RPC call".
+	// v0.12 reports details as "does not implement a dedicated <Event> RPC call".
 	method := strings.TrimSuffix(strings.TrimPrefix(details, "does not implement a dedicated "), " RPC call")
 	var msg string
 	if dep == adaptation.DeprecatedStateChange && method != details {
@@ -48,7 +48,7 @@ func versionOptions(d *deprecations) []adaptation.Option {
 	return []adaptation.Option{adaptation.WithDeprecationRecorder(d)}
 }
 
-// stateChangeEraEvent delivers one of the nine events that v0.11 sends as StateChange; v0.12.2
+// stateChangeEraEvent delivers one of the nine events that v0.11 sends as StateChange; v0.12
 // has a dedicated request for each.
 func stateChangeEraEvent(ctx context.Context, r *adaptation.Adaptation, event string) error {
 	pod, ctr := demoPod(), demoContainer()
