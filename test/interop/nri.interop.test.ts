@@ -52,11 +52,20 @@ const EVENTS = [
 /** The nine events a StateChange-era plugin receives as StateChange, in the script's order. */
 const STATE_CHANGE = EVENTS.filter((e) => !["CreateContainer", "UpdateContainer", "StopContainer", "UpdatePodSandbox"].includes(e));
 
-/** A runtime that knows dedicated calls records one deprecation per event for a StateChange-era plugin. */
-function expectedDeprecations(r: string, p: string): string[] {
+interface DeprecationRecord {
+  plugin: string;
+  deprecated: string;
+  detail: string;
+}
+
+/**
+ * A runtime that knows dedicated calls records one deprecation per event for a StateChange-era
+ * plugin, as containerd records it.
+ */
+function expectedDeprecations(r: string, p: string): DeprecationRecord[] {
   const oldPlugin = p === "nri-wire statechange" || p === "go v0.11.0";
   if (!oldPlugin || r === "go v0.11.0") return [];
-  return STATE_CHANGE.map((e) => `plugin 10-peer-plugin does not implement ${e}: uses deprecated StateChange`);
+  return STATE_CHANGE.map((e) => ({ plugin: "10-peer-plugin", deprecated: "StateChange", detail: `does not implement a dedicated ${e} RPC call` }));
 }
 
 interface RuntimeLine {
@@ -64,7 +73,7 @@ interface RuntimeLine {
   ok?: boolean;
   error?: string;
   result?: { annotations?: Record<string, string>; env?: string[]; updates?: { container: string; cpu_shares?: number }[] };
-  deprecations?: string[];
+  deprecations?: DeprecationRecord[];
 }
 
 const matrix = runtimes.flatMap((r) => plugins.map((p) => [r, p] as const));
