@@ -1,5 +1,4 @@
 import { RpcError } from "../../ttrpc/errors.js";
-import { Code } from "../../ttrpc/status.js";
 
 /**
  * How a call to a plugin failed, in the terms the failure policy needs. Only `deadline`,
@@ -73,9 +72,4 @@ export function toCallError(e: unknown): PluginCallError {
   if (e instanceof RpcError) return PluginCallError.fromStatus(e);
   if (e instanceof Error) return new PluginCallError(e.message, "status", { cause: e });
   return new PluginCallError(String(e), "status", { cause: e });
-}
-
-/** The DEADLINE_EXCEEDED status our own client uses locally; tells it from a remote one by cause. */
-export function isCode(e: unknown, code: Code): e is RpcError {
-  return e instanceof RpcError && e.code === code;
 }

@@ -11,7 +11,7 @@ import { Code } from "../../ttrpc/status.js";
 import { registerService } from "../../ttrpc/typed.js";
 import { alphaResponseToBeta, betaRequestToAlpha, isStateChangeMethod } from "../translation.js";
 import { type ApiVersion, V1ALPHA1, V1BETA1 } from "../versions.js";
-import { GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
+import { GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
 import { pluginIndexError, pluginNameError } from "./plugin-name.js";
@@ -151,6 +151,9 @@ export class PluginConnection implements PluginBackend {
     if (options.signal.aborted && aborted instanceof PluginCallError) return aborted;
     if (this.mux.closeReason !== undefined) return new PluginCallError(GO_TTRPC_CLOSED, "closed", { cause: e });
     if (e instanceof TranslateError) return new PluginCallError(GO_PROTO_DECODE, "decode", { cause: e });
+    // A ttrpc server answers DEADLINE_EXCEEDED when the call's timeout_nano passes at its end:
+    // the call's deadline, which may beat the runtime's own timer by a hair.
+    if (e instanceof RpcError && e.code === Code.DEADLINE_EXCEEDED) return new PluginCallError(GO_DEADLINE_EXCEEDED, "deadline", { cause: e });
     if (e instanceof RpcError) return PluginCallError.fromStatus(e);
     if (e instanceof ProtocolError) return new PluginCallError(`${e.message}: protocol error`, "protocol", { cause: e });
     return new PluginCallError(e instanceof Error ? e.message : String(e), "status", { cause: e });
