@@ -29,12 +29,12 @@ const shutdownReasons = new Map<string, string>();
 let ready!: () => void;
 const listening = new Promise<void>((r) => (ready = r));
 const timeline: string[] = [];
-let deprecations: string[] = [];
+let deprecations: { plugin: string; deprecated: string; detail: string }[] = [];
 
 const runtime = run(["example-runtime", "--socket", socket, "--plugins", String(plugins.length)], (line) => {
   if (line.ready === true) return ready();
   if (Array.isArray(line.deprecations)) {
-    deprecations = line.deprecations as string[];
+    deprecations = line.deprecations as typeof deprecations;
     return;
   }
   const via = (line.plugins as { plugin: string; via: string }[] | undefined) ?? [];
@@ -64,6 +64,6 @@ for (const l of timeline) console.log(l);
 console.log(`\nShutdown: ${plugins.map((p) => `${p.name} got ${JSON.stringify(shutdownReasons.get(p.name) ?? "(nothing)")}`).join(", ")}`);
 console.log("  (v1alpha1's Shutdown takes Empty, so the reason reaches v1beta1 plugins only)");
 console.log(`plugins saw: ${plugins.map((p) => `${p.name} ${received.get(p.name)?.length ?? 0} calls`).join(", ")}`);
-console.log(`\ndeprecation warnings recorded by the runtime (${deprecations.length}):`);
-for (const d of deprecations) console.log(`  ${d}`);
+console.log(`\ndeprecations recorded by the runtime, as containerd records them (${deprecations.length}):`);
+for (const d of deprecations) console.log(`  ${d.plugin}: NRI plugin uses a deprecated interface. deprecated=${d.deprecated}: ${d.detail}`);
 process.exitCode = code ?? 1;
