@@ -13,12 +13,18 @@ import { flag } from "./args.js";
 import { type CycleFigures, measureCycles } from "./cycles.js";
 
 const serveOnly = process.argv.includes("--serve");
+let syncCalls = 0;
 const runtime = new NriRuntime({
   socketPath: flag("socket", ""),
+  pluginPath: "/nonexistent/nri-bench/plugins",
   name: "nri-bench",
   version: "v1",
   requestTimeoutMs: 10_000,
-  onPluginReady: () => console.log("synced"),
+  synchronize: async (sync) => {
+    await sync([], []);
+    // The first call synchronizes the (no) pre-installed plugins at start.
+    if (syncCalls++ > 0) console.log("synced");
+  },
 });
 await runtime.start();
 console.log("ready");
@@ -32,14 +38,11 @@ if (!serveOnly) {
   let annotations = 0;
   let responseBytes = 0;
   const cycle = async (): Promise<void> => {
-    const created = await runtime.dispatch("createContainer", fromBinary(CreateContainerRequestSchema, raw));
-    annotations = 0;
-    for (const r of created) {
-      annotations += Object.keys(r.response?.adjust?.annotations ?? {}).length;
-      if (r.response !== undefined) responseBytes = toBinary(CreateContainerResponseSchema, r.response).length;
-    }
-    await runtime.dispatch("startContainer", { pod, container });
-    await runtime.dispatch("postStartContainer", { pod, container });
+    const created = await runtime.createContainer(fromBinary(CreateContainerRequestSchema, raw));
+    annotations = Object.keys(created.adjust?.annotations ?? {}).length;
+    responseBytes = toBinary(CreateContainerResponseSchema, created).length;
+    await runtime.startContainer({ pod, container });
+    await runtime.postStartContainer({ pod, container });
   };
   const figures: CycleFigures = await measureCycles(cycle, Number(flag("seconds", "5")));
   console.log(JSON.stringify({ ...figures, annotations, request_bytes: raw.length, response_bytes: responseBytes }));

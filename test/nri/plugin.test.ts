@@ -1,9 +1,10 @@
 import { openSync, closeSync } from "node:fs";
 import { describe, expect, it, afterEach } from "vitest";
 import { NriPlugin, type PluginHandlers, type PluginOptions } from "../../src/nri/plugin.js";
-import { NriRuntime } from "../../src/nri/runtime.js";
+import { NriRuntime, type RuntimeOptions } from "../../src/nri/runtime.js";
 import { FakeRuntime, type FakeRuntimeOptions } from "../support/fake-runtime.js";
 import { socketPath } from "../support/socket.js";
+import { eventually } from "../support/wait.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -16,6 +17,15 @@ function plugin(handlers: PluginHandlers, o: PluginOptions = {}): { p: NriPlugin
   const p = new NriPlugin(handlers, { idx: "10", name: "p", env: {}, log: (level, m) => log.push(`${level}: ${m}`), ...o });
   cleanup.push(() => p.close());
   return { p, log };
+}
+
+/** A runtime of nri-wire on a fresh socket, stopped after the test. */
+async function runtime(o: Partial<RuntimeOptions> = {}): Promise<NriRuntime> {
+  const path = socketPath();
+  const rt = new NriRuntime({ socketPath: path, pluginPath: `${path}.none`, name: "rt", version: "1", ...o });
+  await rt.start();
+  cleanup.push(() => void rt.stop());
+  return rt;
 }
 
 async function fake(o: FakeRuntimeOptions): Promise<FakeRuntime> {
@@ -52,42 +62,42 @@ describe("plugin: Configure like the Go stub", () => {
   });
 
   it("a Configure handler's error reaches its log, start() and the runtime, not 'trunk closed by peer'", async () => {
-    const rt = new NriRuntime({ socketPath: socketPath(), name: "rt", version: "1", onPluginClosed: (_p, r) => closed.push(r.message) });
-    const closed: string[] = [];
-    await rt.start();
-    cleanup.push(() => rt.close());
-    const { p, log } = plugin({ configure: () => { throw new Error("bad config: no cpus"); } }, { socketPath: (rt as unknown as { options: { socketPath: string } }).options.socketPath });
+    const logged: string[] = [];
+    const rt = await runtime({ log: { info: () => undefined, warn: (m) => logged.push(m), error: (m) => logged.push(m) } });
+    const { p, log } = plugin({ configure: () => { throw new Error("bad config: no cpus"); } }, { socketPath: rt.socketPath! });
     await expect(p.start()).rejects.toThrow("nri: plugin 10-p: configure failed: bad config: no cpus");
     expect((await p.closed).message).toBe("nri: plugin 10-p: configure failed: bad config: no cpus");
     expect(log).toEqual(["error: nri: plugin 10-p: configure failed: bad config: no cpus"]);
-    expect(closed.join("\n")).toContain("bad config: no cpus");
+    await eventually(() => logged.length > 0, "the runtime logging the refused plugin");
+    expect(logged).toEqual(["failed to start external plugin: failed to configure plugin: rpc error: code = Unknown desc = bad config: no cpus"]);
   });
 
   it("an event handler's error is logged and its text is what the runtime gets", async () => {
-    const rt = new NriRuntime({ socketPath: socketPath(), name: "rt", version: "1" });
-    await rt.start();
-    cleanup.push(() => rt.close());
-    const { p, log } = plugin({ runPodSandbox: () => { throw new Error("no room for pod"); } }, { socketPath: (rt as unknown as { options: { socketPath: string } }).options.socketPath });
+    const rt = await runtime();
+    const { p, log } = plugin({ runPodSandbox: () => { throw new Error("no room for pod"); } }, { socketPath: rt.socketPath! });
     await p.start();
     await rt.waitForPlugins(1);
-    await expect(rt.dispatch("runPodSandbox", { pod: { id: "p" } })).rejects.toThrow("nri: plugin 10-p: RunPodSandbox: unknown: no room for pod");
+    await expect(rt.runPodSandbox({ pod: { id: "p" } })).rejects.toThrow("rpc error: code = Unknown desc = no room for pod");
     expect(log).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod"]);
   });
 
-  it("returns evictions and plain-object updates from handlers, and plain objects to updateContainers", async () => {
+  it("returns plain-object updates from handlers, and takes plain objects in updateContainers", async () => {
     const seen: string[] = [];
-    const rt = new NriRuntime({ socketPath: socketPath(), name: "rt", version: "1", onUpdateContainers: (_p, req) => { seen.push(JSON.stringify(req.update.map((u) => [u.containerId, `${u.linux?.resources?.memory?.limit?.value}`]))); return []; } });
-    await rt.start();
-    cleanup.push(() => rt.close());
+    const rt = await runtime({
+      updateContainers: (updates) => {
+        seen.push(JSON.stringify(updates.map((u) => [u.containerId, `${u.linux?.resources?.memory?.limit?.value}`])));
+        return [];
+      },
+    });
     const { p } = plugin(
-      { updateContainer: () => ({ update: [{ containerId: "c", linux: { resources: { memory: { limit: 4096 } } } }], evict: [{ containerId: "d", reason: "r" }] }) },
-      { socketPath: (rt as unknown as { options: { socketPath: string } }).options.socketPath },
+      { updateContainer: () => ({ update: [{ containerId: "other", linux: { resources: { memory: { limit: 4096 } } } }], evict: [{ containerId: "d", reason: "r" }] }) },
+      { socketPath: rt.socketPath! },
     );
     await p.start();
     await rt.waitForPlugins(1);
-    const [res] = await rt.dispatch("updateContainer", { pod: { id: "p" }, container: { id: "c" } });
-    expect(res!.response?.update[0]?.linux?.resources?.memory?.limit?.value).toBe(4096n);
-    expect(res!.response?.evict.map((e) => [e.containerId, e.reason])).toEqual([["d", "r"]]);
+    const res = await rt.updateContainer({ pod: { id: "p" }, container: { id: "c" }, linuxResources: {} });
+    expect(res.update[0]?.containerId).toBe("other");
+    expect(res.update[0]?.linux?.resources?.memory?.limit?.value).toBe(4096n);
     expect(await p.updateContainers([{ containerId: "e", linux: { resources: { memory: { limit: 1 } } } }])).toEqual([]);
     expect(seen).toEqual(['[["e","1"]]']);
   });
