@@ -13,7 +13,7 @@ import { drive, exampleCommand, expected, goMessage } from "./drive.js";
 import { goAvailable, goBuild, runPeer } from "./support.js";
 
 /**
- * The example plugins of examples/, each run against the Go runtime (pkg/adaptation v0.12.2,
+ * The example plugins of examples/, each run against the Go runtime (pkg/adaptation v0.12.5,
  * dedicated calls, and v0.11.0, StateChange era) through `nri-peer drive`, which prints the
  * runtime's merged answers whole; the adjustments are checked field by field.
  */
@@ -22,11 +22,11 @@ const hasGo = goAvailable();
 const go: Record<string, string> = {};
 beforeAll(() => {
   if (!hasGo) return;
-  go["v0.12.2"] = goBuild("nri-peer", "nri-peer-drive-v0.12.2");
+  go["v0.12.5"] = goBuild("nri-peer", "nri-peer-drive-v0.12.5");
   go["v0.11.0"] = goBuild("nri-peer", "nri-peer-drive-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]);
 }, 600_000);
 
-const ERAS = ["v0.12.2", "v0.11.0"] as const;
+const ERAS = ["v0.12.5", "v0.11.0"] as const;
 const CTR = "demo-ctr";
 
 /** Runs example `name` with `args` against the drive's socket. */
@@ -139,8 +139,8 @@ describe("an older runtime that sends no NRI version (Go runtime v0.11.0 taken f
  * Every adjustment kind, built with the helpers: numbers for 64-bit fields, removals as methods.
  * `merged` is the same adjustment as the Go runtime reports it after merging: it applies the
  * removal of env A and of a device the container does not have without a trace, takes the empty
- * first argument of updateArgs as "override", and (before NRI v0.12.5) files a sysctl removal
- * under the annotations.
+ * first argument of updateArgs as "override". (Before v0.12.5 the Go runtime filed a sysctl
+ * removal under the annotations; v0.12.5 keeps it in sysctl, as built.)
  */
 function everyKind(era: string, merged = false): AdjustmentBuilder {
   const a = new AdjustmentBuilder()
@@ -154,8 +154,7 @@ function everyKind(era: string, merged = false): AdjustmentBuilder {
   // NRI v0.11.0 crashes on any sysctl adjustment (it writes into a nil map of its reply).
   if (era !== "v0.11.0") {
     a.setLinuxSysctl("net.ipv4.ip_forward", "1");
-    if (!merged) a.removeLinuxSysctl("net.core.somaxconn");
-    else a.addAnnotation("-net.core.somaxconn", "");
+    a.removeLinuxSysctl("net.core.somaxconn");
   }
   a
     .addHooks({ prestart: [{ path: "/bin/true", args: ["true"], env: ["X=1"], timeout: 5 }] })

@@ -125,7 +125,7 @@ export abstract class ResourceSetters {
     return this;
   }
 
-  /** The maximum number of processes; 0 or less for no limit. (Go runtimes up to v0.12.2 drop it from updates.) */
+  /** The maximum number of processes; 0 or less for no limit. (The Go runtimes, v0.11.0 to v0.12.5, drop it from updates.) */
   setLinuxPidLimits(limit: Int64Like): this {
     this.resources().pids = create(LinuxPidsSchema, { limit: int64(limit, "linux.resources.pids.limit") });
     return this;
