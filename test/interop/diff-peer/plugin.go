@@ -132,7 +132,9 @@ func runPlugin(args []string) {
 	if err := s.Start(context.Background()); err != nil {
 		// A runtime kills a launched plugin it gives up on, so only an external one reliably
 		// lives to say why.
-		if !launched {
+		// A refused configuration races with the runtime closing the connection while the
+		// registration answer is under way (Go's own runtime and stub do), so it is not recorded.
+		if !launched && p.script.ConfigureError == "" {
 			p.rec.add(map[string]any{"startError": err.Error()})
 		}
 		os.Exit(1)

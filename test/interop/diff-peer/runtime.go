@@ -52,7 +52,6 @@ type extPlugin struct {
 	stdin  *json.Encoder
 	acks   chan struct{}
 	exited chan struct{}
-	code   int
 }
 
 func runRuntime(args []string) {
@@ -282,7 +281,6 @@ func (d *driver) connect(e *External) {
 	}()
 	go func() {
 		cmd.Wait()
-		p.code = cmd.ProcessState.ExitCode()
 		close(p.exited)
 	}()
 
@@ -296,7 +294,7 @@ func (d *driver) connect(e *External) {
 		}
 		select { // the runtime closes a plugin it failed to synchronize
 		case <-p.exited:
-			emit(map[string]any{"plugin": id, "exited": p.code})
+			emit(map[string]any{"plugin": id, "exited": true})
 		case <-time.After(stepLimit):
 			fail("plugin %s did not exit after a failed synchronization", id)
 		}
@@ -306,7 +304,7 @@ func (d *driver) connect(e *External) {
 		case <-d.synced:
 		default:
 		}
-		emit(map[string]any{"plugin": id, "exited": p.code})
+		emit(map[string]any{"plugin": id, "exited": true})
 	case <-time.After(stepLimit):
 		fail("plugin %s neither synchronized nor exited", id)
 	}
