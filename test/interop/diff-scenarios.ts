@@ -85,7 +85,9 @@ export interface Scenario {
 // --- fixtures ---------------------------------------------------------------------------------
 
 /** A short request timeout for scenarios where a plugin times out; long enough for a loaded machine. */
-const SHORT_MS = 500;
+const SHORT_MS = 800;
+/** A short registration timeout, for the scenario where a plugin never registers. */
+const SHORT_REGISTRATION_MS = 1000;
 
 export const POD0: Json = { id: "pod0", name: "sync-pod", uid: "uid-pod0", namespace: "default" };
 export const POD: Json = { id: "pod1", name: "demo-pod", uid: "uid-pod1", namespace: "default", labels: { app: "demo" } };
@@ -737,7 +739,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   registration: {
     description: "plugins refused at registration or configuration, a registration timeout; the others keep working",
     state: STATE,
-    registrationTimeoutMs: SHORT_MS,
+    registrationTimeoutMs: SHORT_REGISTRATION_MS,
     plugins: [
       plugin("10", "bad-name", { registerName: "bad name" }),
       plugin("11", "empty-name", { registerName: "" }),
