@@ -19,6 +19,8 @@ export interface Action {
   hang?: boolean;
   /** Exit the process on receipt, without answering. */
   exit?: boolean;
+  /** Answer with bytes that do not decode as the method's response. */
+  undecodable?: boolean;
   /** UpdateContainers sent and awaited before answering. */
   updateContainers?: Json[];
 }
@@ -630,14 +632,14 @@ export const SCENARIOS: Record<string, Scenario> = {
         events: ["CreateContainer", "RunPodSandbox", "StopPodSandbox"],
         failurePolicy: { keepConnected: false, failRequest: false },
         on: {
-          CreateContainer: [{ error: "nope" }, { error: "late", code: 4 }, { error: "gone", code: 14 }, OK],
+          CreateContainer: [{ error: "nope" }, { error: "late", code: 4 }, { error: "gone", code: 14 }, { undecodable: true }, OK],
           RunPodSandbox: [{ error: "denied", code: 7 }, OK],
           StopPodSandbox: [{ error: "cannot stop" }],
         },
       }),
       plugin("20", "next", { events: ["CreateContainer", "RunPodSandbox", "StopPodSandbox"], on: { CreateContainer: [adjust({ annotations: { next: "1" } })] } }),
     ],
-    steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3")), create(ctr("ctr4")), podEvent("RunPodSandbox"), podEvent("RunPodSandbox"), podEvent("StopPodSandbox")],
+    steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3")), create(ctr("ctr4")), create(ctr("ctr5")), podEvent("RunPodSandbox"), podEvent("RunPodSandbox"), podEvent("StopPodSandbox")],
   },
 
   "plugin-exits-during-event": {
@@ -761,6 +763,17 @@ export const SCENARIOS: Record<string, Scenario> = {
       plugin("10", "a", { events: CREATE_ONLY, synchronize: updates(cu("ctr0", { cpu: { shares: { value: "2" } } }), cu("ctr0", { cpu: { shares: { value: "3" } } }, true)) }),
       plugin("20", "b", { events: CREATE_ONLY, synchronize: updates(cu("ctr9", { memory: { limit: { value: "1" } } })) }),
       plugin("30", "c", { events: CREATE_ONLY }),
+    ],
+    steps: [create(ctr("ctr1"))],
+  },
+
+  "synchronize-timeout": {
+    description: "a plugin that does not answer Synchronize in time is refused; the others are not held up",
+    state: STATE,
+    requestTimeoutMs: SHORT_MS,
+    plugins: [
+      plugin("10", "hangs", { events: CREATE_ONLY, synchronize: { hang: true } }),
+      plugin("20", "ok", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
     ],
     steps: [create(ctr("ctr1"))],
   },

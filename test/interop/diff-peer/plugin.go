@@ -307,6 +307,11 @@ func (p *scripted) interceptServer(ctx context.Context, unmarshal ttrpc.Unmarsha
 	if a.Hang {
 		select {} // the process ends with the scenario
 	}
+	if a.Undecodable {
+		// Field 1 holding the byte 0x78: in any response whose field 1 is a message, a field 15
+		// varint with its value missing.
+		return &api.Mount{Destination: "x"}, nil
+	}
 	if a.Error != "" {
 		code := codes.Unknown
 		if a.Code != 0 {

@@ -107,6 +107,8 @@ type Action struct {
 	Hang bool `json:"hang"`
 	// Exit the process on receipt, without answering.
 	Exit bool `json:"exit"`
+	// Answer with bytes that do not decode as the method's response.
+	Undecodable bool `json:"undecodable"`
 	// Unsolicited UpdateContainers sent (and awaited) before answering.
 	UpdateContainers []json.RawMessage `json:"updateContainers"`
 }
