@@ -3,11 +3,16 @@ import {
   type ContainerUpdate,
   ContainerUpdateSchema,
   Field,
+  LinuxContainerUpdateSchema,
+  LinuxCPUSchema,
+  LinuxMemorySchema,
   LinuxPidsSchema,
+  LinuxResourcesSchema,
   type UpdateContainerRequest,
 } from "../../../gen/v1beta1/api_pb.js";
 import { AdaptationError } from "./errors.js";
 import { goQuote } from "./go-quote.js";
+import { make } from "./make.js";
 import { goMapKeys } from "./map-order.js";
 import type { Owners } from "./owners.js";
 import { setEntry } from "./owners.js";
@@ -59,11 +64,8 @@ export class ContainerUpdates {
       known.ignoreFailure &&= u.ignoreFailure;
       return known;
     }
-    const merged = create(ContainerUpdateSchema, {
-      containerId: id,
-      linux: { resources: { memory: {}, cpu: {} } },
-      ignoreFailure: u.ignoreFailure,
-    });
+    const resources = make(LinuxResourcesSchema, { memory: create(LinuxMemorySchema), cpu: create(LinuxCPUSchema) });
+    const merged = make(ContainerUpdateSchema, { containerId: id, linux: make(LinuxContainerUpdateSchema, { resources }), ignoreFailure: u.ignoreFailure });
     this.#byId.set(id, merged);
     if (!this.isTarget(id)) this.list.push(merged);
     return merged;
@@ -108,7 +110,7 @@ export class ContainerUpdates {
     }
     if (base.pids !== undefined) {
       this.owners.claim(id, Field.PidsLimit, plugin);
-      base.pids = create(LinuxPidsSchema, { limit: base.pids.limit });
+      base.pids = make(LinuxPidsSchema, { limit: base.pids.limit });
     }
 
     merged.linux!.resources = copyResources(base);

@@ -14,6 +14,7 @@ import {
   type KeyValue,
   type LinuxContainer,
   type LinuxContainerAdjustment,
+  LinuxContainerAdjustmentSchema,
   LinuxContainerSchema,
   type LinuxCPU,
   LinuxCPUSchema,
@@ -33,6 +34,7 @@ import {
   type POSIXRlimit,
 } from "../../../gen/v1beta1/api_pb.js";
 import { ContainerUpdates } from "./container-updates.js";
+import { make } from "./make.js";
 import { goMapKeys, sortedKeys } from "./map-order.js";
 import { Owners, setEntry } from "./owners.js";
 import { markRemoval, unmarkRemoval } from "./removal-markers.js";
@@ -75,7 +77,8 @@ export class CreateContainerResult {
     this.#container = fillCreateRequest(request);
     this.#id = this.#container.id;
     // An unadjusted reply still carries these empty parts, as Go's does.
-    this.#reply = create(ContainerAdjustmentSchema, { hooks: {}, linux: { resources: { memory: {}, cpu: {} } } }) as FilledAdjustment;
+    const resources = make(LinuxResourcesSchema, { memory: create(LinuxMemorySchema), cpu: create(LinuxCPUSchema) });
+    this.#reply = make(ContainerAdjustmentSchema, { hooks: create(HooksSchema), linux: make(LinuxContainerAdjustmentSchema, { resources }) }) as FilledAdjustment;
     this.#updates = new ContainerUpdates(this.#owners, this.#id, undefined);
   }
 
@@ -91,7 +94,7 @@ export class CreateContainerResult {
 
   /** The merged response: the adjustment and the updates of other containers (live objects). */
   response(): CreateContainerResponse {
-    return create(CreateContainerResponseSchema, { adjust: this.#reply, update: this.#updates.list });
+    return make(CreateContainerResponseSchema, { adjust: this.#reply, update: this.#updates.list });
   }
 
   /** Every ownership record of the event, as validators receive it (live object). */
@@ -296,7 +299,7 @@ export class CreateContainerResult {
     }
     if (res.pids !== undefined) {
       this.#owners.claim(id, Field.PidsLimit, plugin);
-      const pids = create(LinuxPidsSchema, { limit: res.pids.limit });
+      const pids = make(LinuxPidsSchema, { limit: res.pids.limit });
       container.pids = pids;
       reply.pids = pids;
     }
@@ -331,7 +334,7 @@ export class CreateContainerResult {
     if (rdt === undefined) return;
     if (rdt.remove) {
       this.#owners.clearRdt(this.#id, plugin);
-      reply.rdt = create(LinuxRdtSchema, { remove: true });
+      reply.rdt = make(LinuxRdtSchema, { remove: true });
     }
     const out = reply.rdt;
     if (rdt.closId !== undefined) {

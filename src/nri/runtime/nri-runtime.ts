@@ -342,7 +342,7 @@ export class NriRuntime {
     try {
       await p.start();
     } catch (e) {
-      this.pending.delete(p);
+      // It stays pending (stop() reaches it) until its connection ends.
       log.error(`failed to start external plugin: ${(e as Error).message}`);
       return;
     }
@@ -374,7 +374,10 @@ export class NriRuntime {
   private track(p: RuntimePlugin): void {
     if (p.backend instanceof PluginConnection) this.owners.set(p.backend, p);
     this.pending.add(p);
-    void p.backend.closed.then(() => this.notify());
+    void p.backend.closed.then(() => {
+      this.pending.delete(p);
+      this.notify();
+    });
   }
 
   private notify(): void {

@@ -34,7 +34,9 @@ export class Owners {
     const owners = this.ownersFor(id);
     const compound = owners.compound[field];
     if (compound === undefined) {
-      owners.compound[field] = create(CompoundFieldOwnersSchema, { owners: entry(key, plugin) });
+      const compound = create(CompoundFieldOwnersSchema);
+      setEntry(compound.owners, key, plugin);
+      owners.compound[field] = compound;
       return;
     }
     if (Object.hasOwn(compound.owners, key)) checkConflict(field, plugin, compound.owners[key]!, key);
@@ -107,10 +109,4 @@ function checkConflict(field: Field, plugin: string, other: string, key: string)
 export function setEntry<V>(map: Record<string, V>, key: string, value: V): void {
   if (key === "__proto__") Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
   else map[key] = value;
-}
-
-function entry(key: string, value: string): Record<string, string> {
-  const m: Record<string, string> = {};
-  setEntry(m, key, value);
-  return m;
 }

@@ -84,18 +84,22 @@ export class PluginConnection implements PluginBackend {
     if (this.kind === "external") {
       const nameErr = pluginNameError(req.pluginName);
       if (nameErr !== undefined) {
-        this.settleRegistration.reject(new Error(`failed to register plugin: plugin registered with an invalid name: ${nameErr}`));
+        this.refuse(`failed to register plugin: plugin registered with an invalid name: ${nameErr}`);
         throw new Error(`invalid plugin name: ${nameErr}`);
       }
       const idxErr = pluginIndexError(req.pluginIdx);
       if (idxErr !== undefined) {
-        this.settleRegistration.reject(new Error(`failed to register plugin: plugin ${goQuote(req.pluginName)} registered with an invalid index: ${idxErr}`));
+        this.refuse(`failed to register plugin: plugin ${goQuote(req.pluginName)} registered with an invalid index: ${idxErr}`);
         throw new Error(`invalid plugin index: ${idxErr}`);
       }
     }
     this.registration = { name: req.pluginName, idx: req.pluginIdx, version };
     this.settleRegistration.resolve(this.registration);
     return {};
+  }
+
+  private refuse(why: string): void {
+    this.settleRegistration.reject(new Error(why));
   }
 
   async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {

@@ -11,6 +11,7 @@ import {
   type LinuxResources,
   LinuxResourcesSchema,
 } from "../../../gen/v1beta1/api_pb.js";
+import { make } from "./make.js";
 import type { Owners } from "./owners.js";
 
 /** The wrapper messages (`OptionalInt64`, ...) of memory and CPU fields. */
@@ -98,20 +99,20 @@ export function copyResources(r: LinuxResources): LinuxResources {
     o.memory = m;
   }
   if (r.cpu !== undefined) {
-    const c = create(LinuxCPUSchema, { cpus: r.cpu.cpus, mems: r.cpu.mems });
+    const c = make(LinuxCPUSchema, { cpus: r.cpu.cpus, mems: r.cpu.mems });
     for (const [key] of CPU) {
       const v = r.cpu[key];
       if (v !== undefined) (c as Record<CpuWrapperKey, Wrapper | undefined>)[key] = rewrap(v);
     }
     o.cpu = c;
   }
-  o.hugepageLimits = r.hugepageLimits.map((l) => create(HugepageLimitSchema, { pageSize: l.pageSize, limit: l.limit }));
+  o.hugepageLimits = r.hugepageLimits.map((l) => make(HugepageLimitSchema, { pageSize: l.pageSize, limit: l.limit }));
   o.unified = { ...r.unified };
-  if (r.pids !== undefined) o.pids = create(LinuxPidsSchema, { limit: r.pids.limit });
+  if (r.pids !== undefined) o.pids = make(LinuxPidsSchema, { limit: r.pids.limit });
   if (r.blockioClass !== undefined) o.blockioClass = rewrap(r.blockioClass);
   if (r.rdtClass !== undefined) o.rdtClass = rewrap(r.rdtClass);
   o.devices = r.devices.map((d) => {
-    const c = create(LinuxDeviceCgroupSchema, { allow: d.allow, type: d.type, access: d.access });
+    const c = make(LinuxDeviceCgroupSchema, { allow: d.allow, type: d.type, access: d.access });
     if (d.major !== undefined) c.major = rewrap(d.major);
     if (d.minor !== undefined) c.minor = rewrap(d.minor);
     return c;

@@ -124,7 +124,12 @@ export class RuntimePlugin implements PluginInfo {
     if (b instanceof PluginConnection) {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("plugin registration timed out")), this.options.registrationTimeoutMs);
+        timer = setTimeout(() => {
+          // As the reference does, only a timeout closes the connection here: a refused
+          // registration leaves hanging up to the plugin, which has its answer.
+          this.close();
+          reject(new Error("plugin registration timed out"));
+        }, this.options.registrationTimeoutMs);
       });
       try {
         const reg = await Promise.race([b.waitForRegistration(), timedOut]);
@@ -132,9 +137,6 @@ export class RuntimePlugin implements PluginInfo {
           this.name = reg.name;
           this.idx = reg.idx;
         }
-      } catch (e) {
-        this.close();
-        throw e;
       } finally {
         clearTimeout(timer);
       }

@@ -12,6 +12,7 @@ import {
   UpdateContainerResponseSchema,
 } from "../../../gen/v1beta1/api_pb.js";
 import { ContainerUpdates } from "./container-updates.js";
+import { make } from "./make.js";
 import { Owners } from "./owners.js";
 
 /**
@@ -45,7 +46,7 @@ export class UpdateContainerResult {
    */
   response(): UpdateContainerResponse {
     const target = this.#updates.get(this.#target) ?? create(ContainerUpdateSchema);
-    return create(UpdateContainerResponseSchema, { update: [...this.#updates.list, target] });
+    return make(UpdateContainerResponseSchema, { update: [...this.#updates.list, target] });
   }
 
   /** The merged update of the target container, if any plugin updated it. */
@@ -74,7 +75,7 @@ export class StopContainerResult {
 
   /** The merged updates (live objects). */
   response(): StopContainerResponse {
-    return create(StopContainerResponseSchema, { update: this.#updates.list });
+    return make(StopContainerResponseSchema, { update: this.#updates.list });
   }
 
   /** Every ownership record of the event (live object). */

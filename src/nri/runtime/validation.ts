@@ -1,4 +1,4 @@
-import { clone, create } from "@bufbuild/protobuf";
+import { clone } from "@bufbuild/protobuf";
 import {
   ContainerSchema,
   type CreateContainerRequest,
@@ -9,6 +9,7 @@ import {
 } from "../../../gen/v1beta1/api_pb.js";
 import { type CreateContainerResult, fillCreateRequest } from "./create-result.js";
 import { AdaptationError } from "./errors.js";
+import { make } from "./make.js";
 import { goQuote } from "./go-quote.js";
 
 /**
@@ -19,7 +20,7 @@ import { goQuote } from "./go-quote.js";
  */
 export function validationRequest(request: CreateContainerRequest): ValidateContainerAdjustmentRequest {
   const container = clone(ContainerSchema, fillCreateRequest(request));
-  const req = create(ValidateContainerAdjustmentRequestSchema, { container });
+  const req = make(ValidateContainerAdjustmentRequestSchema, { container });
   if (request.pod !== undefined) req.pod = request.pod;
   return req;
 }
@@ -30,7 +31,7 @@ export function validationRequest(request: CreateContainerRequest): ValidateCont
  * CreateContainer and plugins that then fail or time out included.
  */
 export function addValidationPlugin(req: ValidateContainerAdjustmentRequest, idx: string, name: string): void {
-  req.plugins.push(create(PluginInstanceSchema, { name, index: idx }));
+  req.plugins.push(make(PluginInstanceSchema, { name, index: idx }));
 }
 
 /** Completes the request with the merged adjustment, the updates and every ownership record. */

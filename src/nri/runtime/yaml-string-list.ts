@@ -60,7 +60,7 @@ function blockList(lines: string[], lineNo: number): string[] {
 /** An item's text, or undefined for a null item (Go's decoder skips those). */
 function itemValue(item: string, lineNo: number, flow: boolean): string | undefined {
   if (item === "") {
-    if (flow) throw new YamlError(`yaml: line ${lineNo}: did not find expected node content`);
+    if (flow) throw new YamlError("yaml: did not find expected node content");
     return undefined;
   }
   if (item.startsWith("[") || item.startsWith("- ") || item === "-") typeError(lineNo, "!!seq", undefined, "string");

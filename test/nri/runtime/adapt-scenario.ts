@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { expect } from "vitest";
 import { fromJson, type JsonValue, toJson } from "@bufbuild/protobuf";
 import {
   CreateContainerRequestSchema,
@@ -173,6 +174,15 @@ export function canonical(o: Outcome): Outcome {
   sortMarkerRuns(obj(obj(c.response)?.adjust)?.mounts);
   if (c.error !== null) c.error = canonicalError(c.error);
   return c;
+}
+
+/** Compares with Go: equal after canonicalization; with several rejections, Go's is one of ours. */
+export function expectSameAsGo(ts: TsOutcome, goOutcome: Outcome): void {
+  const { rejections, ...mine } = ts;
+  const a = canonical(mine);
+  const b = canonical(goOutcome);
+  if (a.error !== b.error && b.error !== null && rejections.length > 1 && rejections.includes(goOutcome.error!)) b.error = a.error;
+  expect(a).toEqual(b);
 }
 
 /** The default validator's map-ordered name lists, sorted. */

@@ -411,6 +411,11 @@ export const CASES: Case[] = [
     error: `plugin "10-a" asked update of "ctr0" during creation`,
   },
   {
+    name: "updates in CreateContainer: the id in the error is quoted as Go quotes",
+    scenario: create([updating("10-a", [upd('c"t\\r\n\t\u00a0\u00ad\u2028é😀\x7f', mem(1))])], { container: { id: 'c"t\\r\n\t\u00a0\u00ad\u2028é😀\x7f' } }),
+    error: 'plugin "10-a" asked update of "c\\"t\\\\r\\n\\t\\u00a0\\u00ad\\u2028é😀\\x7f" during creation',
+  },
+  {
     name: "updates in CreateContainer: a conflict fails the event",
     scenario: create([updating("10-a", [upd("ctr1", mem(1))]), updating("20-b", [upd("ctr1", mem(2))])]),
     error: conflict("20-b", "10-a", "MemLimit "),
@@ -584,6 +589,26 @@ function defaultValidatorCases(): Case[] {
     }),
     dv("list items of any scalar type are their text, null items are dropped", [adjusting("10-a", {})], {}, rejected(`validation error: required plugins "1,true,2.5,x y" not present`), {
       pod: { annotations: { "required-plugins.noderesource.dev": "[1, true, 2.5, x y, ~]" } },
+    }),
+    ...(
+      [
+        ["[a, [b]]", "yaml: unmarshal errors:\n  line 1: cannot unmarshal !!seq into string"],
+        ["[a, {b: c}]", "yaml: unmarshal errors:\n  line 1: cannot unmarshal !!map into string"],
+        ["[a, b", "yaml: line 1: did not find expected ',' or ']'"],
+        ["[a,,b]", "yaml: did not find expected node content"],
+        ["1.5", "yaml: unmarshal errors:\n  line 1: cannot unmarshal !!float `1.5` into []string"],
+        ["\n'quoted text'", "yaml: unmarshal errors:\n  line 2: cannot unmarshal !!str `quoted ...` into []string"],
+      ] as const
+    ).map(([value, err]) =>
+      dv(`an unreadable annotation ${JSON.stringify(value)}`, [adjusting("10-a", {})], {}, rejected(`invalid required-plugins.noderesource.dev annotation ${JSON.stringify(value)}: ${err}`), {
+        pod: { annotations: { "required-plugins.noderesource.dev": value } },
+      }),
+    ),
+    dv("a block list with comments, quotes and a null item", [adjusting("10-a", {})], {}, rejected(`validation error: required plugins "b,c" not present`), {
+      pod: { annotations: { "required-plugins.noderesource.dev": "- a\n- 'b'\n-\n- c # note\n" } },
+    }),
+    dv("a flow list over two lines with quoting", [adjusting("10-a", {})], {}, rejected(`validation error: required plugins "it's,q\\"é" not present`), {
+      pod: { annotations: { "required-plugins.noderesource.dev": " [ 'it''s',\n \"q\\\"\\u00e9\", a ,] # why" } },
     }),
     dv("the toleration annotation lets missing plugins pass", [adjusting("10-a", {})], { requiredPlugins: ["x"], tolerateMissingPluginsAnnotation: "tolerate.example.com" }, null, {
       pod: { annotations: { "tolerate.example.com/container.c": "true" } },

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { goAvailable, goBuild } from "../../interop/support.js";
-import { canonical, type Outcome, runGo, runTs, type TsOutcome } from "./adapt-scenario.js";
+import { expectSameAsGo, type Outcome, runGo, runTs } from "./adapt-scenario.js";
 import { CASES } from "./adapt-scenarios.js";
 
 /**
@@ -15,21 +15,9 @@ let go: Outcome[] = [];
 
 beforeAll(async () => {
   if (!hasGo) return;
-  const bin = goBuild("adapt-peer", "adapt-peer", ["-tags=nri_no_wasm"]);
-  go = await runGo(
-    bin,
-    CASES.map((c) => c.scenario),
-  );
+  const bin = goBuild("adapt-peer", "adapt-peer-cases", ["-tags=nri_no_wasm"]);
+  go = await runGo(bin, CASES.map((c) => c.scenario));
 }, 600_000);
-
-/** Compares with Go: equal after canonicalization; with several rejections, Go's is one of ours. */
-export function expectSameAsGo(ts: TsOutcome, goOutcome: Outcome): void {
-  const { rejections, ...mine } = ts;
-  const a = canonical(mine);
-  const b = canonical(goOutcome);
-  if (a.error !== b.error && b.error !== null && rejections.length > 1 && rejections.includes(goOutcome.error!)) b.error = a.error;
-  expect(a).toEqual(b);
-}
 
 describe("merge engine: hand-written scenarios", () => {
   CASES.forEach((c, i) => {
