@@ -142,7 +142,7 @@ export class Reader {
     const field = attribute ? fieldNo : undefined;
     if (fieldNo < 1 || fieldNo > MAX_FIELD_NUMBER) this.fail(`invalid field number ${fieldNo}`, p, attribute ? 0 : undefined);
     if (wireType > 5) this.fail(`invalid wire type ${wireType}`, p, field);
-    if (wireType === 4) this.fail("unexpected end-group", p, field);
+    if (wireType === 4) this.fail(`unexpected end-group ${fieldNo}`, p, field);
     return lo;
   }
 
@@ -205,6 +205,12 @@ export class Reader {
 
   int64(): bigint {
     return signed64(this.varint(), this.hi);
+  }
+
+  /** An int64 as a number: exact within ±2^53, which holds any real timeout in nanoseconds. */
+  int64Number(): number {
+    const lo = this.varint();
+    return (this.hi | 0) * TWO_32 + lo;
   }
 
   uint64(): bigint {
@@ -279,9 +285,11 @@ export class Reader {
       case 1:
         this.take(8, "fixed64");
         return;
-      case 2:
-        this.pos += this.length();
+      case 2: {
+        const len = this.length();
+        this.pos += len;
         return;
+      }
       case 5:
         this.take(4, "fixed32");
         return;
