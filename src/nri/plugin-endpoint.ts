@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import { type DescMessage, type MessageInitShape, type MessageShape, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, type MessageInitShape, type MessageShape, create } from "@bufbuild/protobuf";
 import {
   type ConfigureRequest,
   type ContainerEviction,
@@ -12,12 +12,14 @@ import {
   UpdateContainersResponseSchema,
   RegisterPluginRequestSchema,
 } from "../../gen/v1beta1/api_pb.js";
+import "../../gen/v1beta1/api_codec.js"; // registers the generated codecs of the messages below
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, formatEvent } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
+import { encodeInit, fromBinary, toBinary } from "../wire/codec.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
 import { STATE_CHANGE_ERA_METHODS, alphaRequestToBeta, betaResponseToAlpha } from "./translation.js";
@@ -99,7 +101,7 @@ async function invoke(
     throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schemaIn.typeName}: ${(e as Error).message}`, { cause: e });
   }
   const out = handler !== undefined ? await handler(req as never, ctx) : await fallback?.(req);
-  return toBinary(schemaOut, create(schemaOut, (out ?? {}) as MessageInitShape<DescMessage>));
+  return encodeInit(schemaOut, (out ?? {}) as MessageInitShape<DescMessage>);
 }
 
 /**

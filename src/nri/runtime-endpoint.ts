@@ -1,6 +1,6 @@
 import { chmod, unlink } from "node:fs/promises";
 import { type Server as NetServer, type Socket, createServer } from "node:net";
-import { type MessageInitShape, type MessageShape, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type MessageInitShape, type MessageShape, create } from "@bufbuild/protobuf";
 import {
   type Container,
   type ContainerUpdate,
@@ -11,12 +11,14 @@ import {
   UpdateContainersRequestSchema,
   UpdateContainersResponseSchema,
 } from "../../gen/v1beta1/api_pb.js";
+import "../../gen/v1beta1/api_codec.js"; // registers the generated codecs of the messages below
 import { VALID_EVENTS_MASK, checkMask, eventBit } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { type CallOptions, Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
+import { encodeInit, fromBinary, toBinary } from "../wire/codec.js";
 import { type ServiceClient, type Transport, createClient } from "../ttrpc/typed.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
 import { type PluginIdentity, checkPluginIndex, checkPluginName, pluginId } from "./identity.js";
@@ -212,7 +214,7 @@ export class NriRuntime {
    */
   async dispatch<K extends EventMethod>(method: K, request: MessageInitShape<PluginMethods[K]["input"]>): Promise<EventResult<K>[]> {
     const desc = Plugin.method[method];
-    const payload = toBinary(desc.input, create(desc.input, request as never));
+    const payload = encodeInit(desc.input, request as never);
     const results: EventResult<K>[] = [];
     for (const plugin of [...this.ready]) {
       if (!plugin.subscribes(desc.name)) continue;
