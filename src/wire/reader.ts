@@ -23,8 +23,11 @@ export class Reader {
   pos: number;
   /** End of what may be read now: the buffer's, or the innermost length-delimited value's. */
   end: number;
-  /** Nesting depth of length-delimited messages entered with enter(). */
-  depth = 0;
+  /**
+   * Nesting depth: the message being read is level 1, each message entered with enter() and each
+   * group skipped one more, counted as protobuf-es counts them, so both accept the same inputs.
+   */
+  depth = 1;
   /** High 32 bits of the last 64-bit varint, for the conversions below. */
   private hi = 0;
 
