@@ -23,15 +23,17 @@ const encoder = new TextEncoder();
 const fatalDecoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenientDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
-/** Strings at least this long are measured and written natively. */
+/** Strings at least this long are written natively. */
 const NATIVE_WRITE = 24;
+/** Strings at least this long are measured natively. */
+const NATIVE_LENGTH = 12;
 /** Strings longer than this are read natively. */
 const NATIVE_READ = 8;
 
 /** Byte length of `s` in UTF-8; a lone surrogate counts 3 bytes, as U+FFFD replaces it. */
 export function utf8Length(s: string): number {
   const len = s.length;
-  if (len >= NATIVE_WRITE && byteLength !== undefined) return byteLength(s, "utf8");
+  if (len >= NATIVE_LENGTH && byteLength !== undefined) return byteLength(s, "utf8");
   let n = len;
   for (let i = 0; i < len; i++) {
     const c = s.charCodeAt(i);
