@@ -7,7 +7,7 @@
 
 import type { KeyValue, Request, Response, StringList } from "./request_pb.js";
 import { KeyValueSchema, RequestSchema, ResponseSchema, StringListSchema } from "./request_pb.js";
-import { allocate, decodeFailure, int32Size, int64Size, Reader, registerCodec, sizes, Sizes, utf8Length, varint32Size, writeBytes, writeInt32, writeInt64, writeUtf8, writeVarint32 } from "../../src/wire/index.js";
+import { allocate, bytesSize, decodeFailure, int32Size, int64Size, Reader, registerCodec, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeInt64, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../src/wire/index.js";
 import type { Status } from "../google/rpc/status_pb.js";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -19,50 +19,30 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 
 function size_ttrpc$Request(m: Request, s: Sizes): number {
   let n = 0;
-  { const v = m.service; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.method; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.payload; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const v = m.timeoutNano; if (v) {
-    n += 1 + int64Size(v);
-  } }
+  { const v = m.service; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.method; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.payload; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  { const v = m.timeoutNano; if (v) { n += 1 + int64Size(v); } }
   { const a = m.metadata; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_ttrpc$KeyValue(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_ttrpc$Request(m: Request, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.service; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.method; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.payload; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const v = m.timeoutNano; if (v) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
+  { const v = m.service; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.method; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.payload; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x1a; pos = writeLengthBytes(buf, pos, v); } }
+  { const v = m.timeoutNano; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
   { const a = m.metadata; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_ttrpc$KeyValue(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_ttrpc$Request(): Request {
@@ -95,28 +75,16 @@ function read_ttrpc$Request(r: Reader, m: Request): Request {
 
 function size_ttrpc$KeyValue(m: KeyValue, s: Sizes): number {
   let n = 0;
-  { const v = m.key; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.value; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_ttrpc$KeyValue(m: KeyValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.key; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.value; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_ttrpc$KeyValue(): KeyValue {
@@ -146,28 +114,16 @@ function read_ttrpc$KeyValue(r: Reader, m: KeyValue): KeyValue {
 
 function size_ttrpc$Response(m: Response, s: Sizes): number {
   let n = 0;
-  { const v = m.status; if (v != null) {
-    { const k = s.reserve(); const l = size_google$rpc$Status(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.payload; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.status; if (v != null) { { const k = s.reserve(); const l = size_google$rpc$Status(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.payload; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_ttrpc$Response(m: Response, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.status; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$rpc$Status(v, buf, pos, s); }
-  } }
-  { const v = m.payload; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0x12; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.status; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$rpc$Status(v, buf, pos, s); } } }
+  { const v = m.payload; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_ttrpc$Response(): Response {
@@ -197,38 +153,26 @@ function read_ttrpc$Response(r: Reader, m: Response): Response {
 
 function size_google$rpc$Status(m: Status, s: Sizes): number {
   let n = 0;
-  { const v = m.code; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.message; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.code; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.message; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.details; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_google$protobuf$Any(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$rpc$Status(m: Status, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.code; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.message; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.code; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.message; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
   { const a = m.details; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$rpc$Status(): Status {
@@ -259,28 +203,16 @@ function read_google$rpc$Status(r: Reader, m: Status): Status {
 
 function size_google$protobuf$Any(m: Any, s: Sizes): number {
   let n = 0;
-  { const v = m.typeUrl; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.typeUrl; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0x12; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Any(): Any {
@@ -312,24 +244,20 @@ function size_ttrpc$StringList(m: StringList, s: Sizes): number {
   let n = 0;
   { const a = m.list; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_ttrpc$StringList(m: StringList, buf: Uint8Array, pos: number, s: Sizes): number {
   { const a = m.list; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_ttrpc$StringList(): StringList {

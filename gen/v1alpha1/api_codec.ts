@@ -14,7 +14,7 @@
 
 import type { CDIDevice, CompoundFieldOwners, ConfigureRequest, ConfigureResponse, Container, ContainerAdjustment, ContainerEviction, ContainerUpdate, CreateContainerRequest, CreateContainerResponse, Empty, FailurePolicy, FieldOwners, Hook, Hooks, HugepageLimit, Image, KeyValue, LinuxContainer, LinuxContainerAdjustment, LinuxContainerUpdate, LinuxCPU, LinuxDevice, LinuxDeviceCgroup, LinuxIOPriority, LinuxMemory, LinuxMemoryPolicy, LinuxNamespace, LinuxNetDevice, LinuxPids, LinuxPodSandbox, LinuxRdt, LinuxResources, LinuxScheduler, LinuxSeccomp, LinuxSeccompArg, LinuxSyscall, LogRequest, Mount, OptionalBool, OptionalFileMode, OptionalInt, OptionalInt32, OptionalInt64, OptionalRepeatedString, OptionalString, OptionalUInt32, OptionalUInt64, OwningPlugins, PluginInstance, PodSandbox, POSIXRlimit, PostCreateContainerRequest, PostCreateContainerResponse, PostStartContainerRequest, PostStartContainerResponse, PostUpdateContainerRequest, PostUpdateContainerResponse, PostUpdatePodSandboxRequest, PostUpdatePodSandboxResponse, RegisterPluginRequest, RemoveContainerRequest, RemoveContainerResponse, RemovePodSandboxRequest, RemovePodSandboxResponse, RunPodSandboxRequest, RunPodSandboxResponse, SecurityProfile, StartContainerRequest, StartContainerResponse, StateChangeEvent, StopContainerRequest, StopContainerResponse, StopPodSandboxRequest, StopPodSandboxResponse, SynchronizeRequest, SynchronizeResponse, UpdateContainerRequest, UpdateContainerResponse, UpdateContainersRequest, UpdateContainersResponse, UpdatePodSandboxRequest, UpdatePodSandboxResponse, User, ValidateContainerAdjustmentRequest, ValidateContainerAdjustmentResponse } from "./api_pb.js";
 import { CDIDeviceSchema, CompoundFieldOwnersSchema, ConfigureRequestSchema, ConfigureResponseSchema, ContainerAdjustmentSchema, ContainerEvictionSchema, ContainerSchema, ContainerUpdateSchema, CreateContainerRequestSchema, CreateContainerResponseSchema, EmptySchema, FailurePolicySchema, FieldOwnersSchema, HookSchema, HooksSchema, HugepageLimitSchema, ImageSchema, KeyValueSchema, LinuxContainerAdjustmentSchema, LinuxContainerSchema, LinuxContainerUpdateSchema, LinuxCPUSchema, LinuxDeviceCgroupSchema, LinuxDeviceSchema, LinuxIOPrioritySchema, LinuxMemoryPolicySchema, LinuxMemorySchema, LinuxNamespaceSchema, LinuxNetDeviceSchema, LinuxPidsSchema, LinuxPodSandboxSchema, LinuxRdtSchema, LinuxResourcesSchema, LinuxSchedulerSchema, LinuxSeccompArgSchema, LinuxSeccompSchema, LinuxSyscallSchema, LogRequestSchema, MountSchema, OptionalBoolSchema, OptionalFileModeSchema, OptionalInt32Schema, OptionalInt64Schema, OptionalIntSchema, OptionalRepeatedStringSchema, OptionalStringSchema, OptionalUInt32Schema, OptionalUInt64Schema, OwningPluginsSchema, PluginInstanceSchema, PodSandboxSchema, POSIXRlimitSchema, PostCreateContainerRequestSchema, PostCreateContainerResponseSchema, PostStartContainerRequestSchema, PostStartContainerResponseSchema, PostUpdateContainerRequestSchema, PostUpdateContainerResponseSchema, PostUpdatePodSandboxRequestSchema, PostUpdatePodSandboxResponseSchema, RegisterPluginRequestSchema, RemoveContainerRequestSchema, RemoveContainerResponseSchema, RemovePodSandboxRequestSchema, RemovePodSandboxResponseSchema, RunPodSandboxRequestSchema, RunPodSandboxResponseSchema, SecurityProfileSchema, StartContainerRequestSchema, StartContainerResponseSchema, StateChangeEventSchema, StopContainerRequestSchema, StopContainerResponseSchema, StopPodSandboxRequestSchema, StopPodSandboxResponseSchema, SynchronizeRequestSchema, SynchronizeResponseSchema, UpdateContainerRequestSchema, UpdateContainerResponseSchema, UpdateContainersRequestSchema, UpdateContainersResponseSchema, UpdatePodSandboxRequestSchema, UpdatePodSandboxResponseSchema, UserSchema, ValidateContainerAdjustmentRequestSchema, ValidateContainerAdjustmentResponseSchema } from "./api_pb.js";
-import { allocate, decodeFailure, int32Size, int64Size, Reader, registerCodec, setOwn, sizes, Sizes, utf8Length, varint32Size, writeBytes, writeInt32, writeInt64, writeUtf8, writeVarint32 } from "../../src/wire/index.js";
+import { allocate, decodeFailure, int32Size, int64Size, Reader, registerCodec, setOwn, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeInt64, writeString, writeUnknown, writeVarint32 } from "../../src/wire/index.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
@@ -24,34 +24,18 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 
 function size_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pluginName; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.pluginIdx; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pluginName; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.pluginIdx; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.NRIVersion; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pluginName; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.pluginIdx; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pluginName; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.pluginIdx; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RegisterPluginRequest(): RegisterPluginRequest {
@@ -92,9 +76,7 @@ function size_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersRe
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -109,9 +91,7 @@ function write_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersR
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$UpdateContainersRequest(): UpdateContainersRequest {
@@ -141,28 +121,16 @@ function read_nri$pkg$api$v1alpha1$UpdateContainersRequest(r: Reader, m: UpdateC
 
 function size_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction, s: Sizes): number {
   let n = 0;
-  { const v = m.containerId; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.reason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.containerId; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.reason; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ContainerEviction(): ContainerEviction {
@@ -192,34 +160,18 @@ function read_nri$pkg$api$v1alpha1$ContainerEviction(r: Reader, m: ContainerEvic
 
 function size_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate, s: Sizes): number {
   let n = 0;
-  { const v = m.containerId; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.ignoreFailure; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.ignoreFailure; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.containerId; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, buf, pos, s); }
-  } }
-  { const v = m.ignoreFailure; if (v) {
-    buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, buf, pos, s); } } }
+  { const v = m.ignoreFailure; if (v) { buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ContainerUpdate(): ContainerUpdate {
@@ -250,22 +202,14 @@ function read_nri$pkg$api$v1alpha1$ContainerUpdate(r: Reader, m: ContainerUpdate
 
 function size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate, s: Sizes): number {
   let n = 0;
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxContainerUpdate(): LinuxContainerUpdate {
@@ -294,23 +238,15 @@ function read_nri$pkg$api$v1alpha1$LinuxContainerUpdate(r: Reader, m: LinuxConta
 
 function size_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, s: Sizes): number {
   let n = 0;
-  { const v = m.memory; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxMemory(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cpu; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxCPU(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.memory; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxMemory(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cpu; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxCPU(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.hugepageLimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$HugepageLimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.blockioClass; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.rdtClass; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.blockioClass; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.rdtClass; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const r = m.unified as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -318,8 +254,8 @@ function size_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, s: Sizes): 
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -329,41 +265,29 @@ function size_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, s: Sizes): 
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.pids; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxPids(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pids; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxPids(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.memory; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxMemory(v, buf, pos, s); }
-  } }
-  { const v = m.cpu; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxCPU(v, buf, pos, s); }
-  } }
+  { const v = m.memory; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxMemory(v, buf, pos, s); } } }
+  { const v = m.cpu; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxCPU(v, buf, pos, s); } } }
   { const a = m.hugepageLimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$HugepageLimit(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.blockioClass; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); }
-  } }
-  { const v = m.rdtClass; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); }
-  } }
+  { const v = m.blockioClass; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); } } }
+  { const v = m.rdtClass; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); } } }
   { const r = m.unified as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const a = m.devices; if (a !== undefined && a.length !== 0) {
@@ -371,12 +295,8 @@ function write_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, buf: Uint8
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.pids; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxPids(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pids; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxPids(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxResources(): LinuxResources {
@@ -421,22 +341,14 @@ function read_nri$pkg$api$v1alpha1$LinuxResources(r: Reader, m: LinuxResources):
 
 function size_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids, s: Sizes): number {
   let n = 0;
-  { const v = m.limit; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.limit; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.limit; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxPids(): LinuxPids {
@@ -465,46 +377,22 @@ function read_nri$pkg$api$v1alpha1$LinuxPids(r: Reader, m: LinuxPids): LinuxPids
 
 function size_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, s: Sizes): number {
   let n = 0;
-  { const v = m.allow; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.major; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.minor; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.access; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.allow; if (v) { n += 1 + 1; } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.major; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.minor; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.access; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.allow; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.major; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.minor; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.access; if (v) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.allow; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.major; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.minor; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.access; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(): LinuxDeviceCgroup {
@@ -537,22 +425,14 @@ function read_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(r: Reader, m: LinuxDeviceCg
 
 function size_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalInt64(): OptionalInt64 {
@@ -581,22 +461,14 @@ function read_nri$pkg$api$v1alpha1$OptionalInt64(r: Reader, m: OptionalInt64): O
 
 function size_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalString(): OptionalString {
@@ -625,28 +497,16 @@ function read_nri$pkg$api$v1alpha1$OptionalString(r: Reader, m: OptionalString):
 
 function size_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit, s: Sizes): number {
   let n = 0;
-  { const v = m.pageSize; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.limit; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pageSize; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pageSize; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.limit; if (v) {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pageSize; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.limit; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$HugepageLimit(): HugepageLimit {
@@ -676,58 +536,26 @@ function read_nri$pkg$api$v1alpha1$HugepageLimit(r: Reader, m: HugepageLimit): H
 
 function size_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU, s: Sizes): number {
   let n = 0;
-  { const v = m.shares; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.quota; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.period; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.realtimeRuntime; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.realtimePeriod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cpus; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.mems; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.shares; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.quota; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.period; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.realtimeRuntime; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.realtimePeriod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cpus; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.mems; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.shares; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.quota; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.period; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.realtimeRuntime; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.realtimePeriod; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.cpus; if (v) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.mems; if (v) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.shares; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.quota; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.period; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.realtimeRuntime; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.realtimePeriod; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.cpus; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
+  { const v = m.mems; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxCPU(): LinuxCPU {
@@ -762,22 +590,14 @@ function read_nri$pkg$api$v1alpha1$LinuxCPU(r: Reader, m: LinuxCPU): LinuxCPU {
 
 function size_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalUInt64(): OptionalUInt64 {
@@ -806,64 +626,28 @@ function read_nri$pkg$api$v1alpha1$OptionalUInt64(r: Reader, m: OptionalUInt64):
 
 function size_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory, s: Sizes): number {
   let n = 0;
-  { const v = m.limit; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.reservation; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.swap; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.kernel; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.kernelTcp; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.swappiness; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.disableOomKiller; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.useHierarchy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.limit; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.reservation; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.swap; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.kernel; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.kernelTcp; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.swappiness; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.disableOomKiller; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.useHierarchy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.limit; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.reservation; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.swap; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.kernel; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.kernelTcp; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.swappiness; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.disableOomKiller; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); }
-  } }
-  { const v = m.useHierarchy; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.limit; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.reservation; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.swap; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.kernel; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.kernelTcp; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.swappiness; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.disableOomKiller; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); } } }
+  { const v = m.useHierarchy; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxMemory(): LinuxMemory {
@@ -899,22 +683,14 @@ function read_nri$pkg$api$v1alpha1$LinuxMemory(r: Reader, m: LinuxMemory): Linux
 
 function size_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalBool(): OptionalBool {
@@ -948,9 +724,7 @@ function size_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainersR
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -960,9 +734,7 @@ function write_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainers
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$UpdateContainersResponse(): UpdateContainersResponse {
@@ -991,28 +763,16 @@ function read_nri$pkg$api$v1alpha1$UpdateContainersResponse(r: Reader, m: Update
 
 function size_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.msg; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.level; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.msg; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.level; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.msg; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.level; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.msg; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.level; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LogRequest(): LogRequest {
@@ -1042,52 +802,24 @@ function read_nri$pkg$api$v1alpha1$LogRequest(r: Reader, m: LogRequest): LogRequ
 
 function size_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.config; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.runtimeName; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.runtimeVersion; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.registrationTimeout; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.requestTimeout; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.config; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.runtimeName; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.runtimeVersion; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.registrationTimeout; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.requestTimeout; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.NRIVersion; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.config; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.runtimeName; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.runtimeVersion; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.registrationTimeout; if (v) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.requestTimeout; if (v) {
-    buf[pos++] = 0x28; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.config; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.runtimeName; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.runtimeVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.registrationTimeout; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
+  { const v = m.requestTimeout; if (v) { buf[pos++] = 0x28; pos = writeInt64(buf, pos, v); } }
+  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ConfigureRequest(): ConfigureRequest {
@@ -1121,28 +853,16 @@ function read_nri$pkg$api$v1alpha1$ConfigureRequest(r: Reader, m: ConfigureReque
 
 function size_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse, s: Sizes): number {
   let n = 0;
-  { const v = m.events; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.failurePolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$FailurePolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.events; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.failurePolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$FailurePolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.events; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.failurePolicy; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$FailurePolicy(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.events; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  { const v = m.failurePolicy; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$FailurePolicy(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ConfigureResponse(): ConfigureResponse {
@@ -1172,28 +892,16 @@ function read_nri$pkg$api$v1alpha1$ConfigureResponse(r: Reader, m: ConfigureResp
 
 function size_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy, s: Sizes): number {
   let n = 0;
-  { const v = m.failRequest; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.keepConnected; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.failRequest; if (v) { n += 1 + 1; } }
+  { const v = m.keepConnected; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.failRequest; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.keepConnected; if (v) {
-    buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.failRequest; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.keepConnected; if (v) { buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$FailurePolicy(): FailurePolicy {
@@ -1233,12 +941,8 @@ function size_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest, s: 
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.more; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.more; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -1253,12 +957,8 @@ function write_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest, bu
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.more; if (v) {
-    buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.more; if (v) { buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$SynchronizeRequest(): SynchronizeRequest {
@@ -1289,18 +989,10 @@ function read_nri$pkg$api$v1alpha1$SynchronizeRequest(r: Reader, m: SynchronizeR
 
 function size_nri$pkg$api$v1alpha1$Container(m: Container, s: Sizes): number {
   let n = 0;
-  { const v = m.id; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.podSandboxId; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.state; if (v) {
-    n += 1 + int32Size(v);
-  } }
+  { const v = m.id; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.podSandboxId; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.state; if (v) { n += 1 + int32Size(v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -1308,8 +1000,8 @@ function size_nri$pkg$api$v1alpha1$Container(m: Container, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -1321,20 +1013,20 @@ function size_nri$pkg$api$v1alpha1$Container(m: Container, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
@@ -1342,76 +1034,44 @@ function size_nri$pkg$api$v1alpha1$Container(m: Container, s: Sizes): number {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Mount(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainer(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.pid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
+  { const v = m.hooks; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainer(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.pid; if (v) { n += 1 + varint32Size(v); } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.createdAt; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.startedAt; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.finishedAt; if (v) {
-    n += 2 + int64Size(v);
-  } }
-  { const v = m.exitCode; if (v) {
-    n += 2 + int32Size(v);
-  } }
-  { const v = m.statusReason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const v = m.statusMessage; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 2 + varint32Size(l) + l; }
-  } }
+  { const v = m.createdAt; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.startedAt; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.finishedAt; if (v) { n += 2 + int64Size(v); } }
+  { const v = m.exitCode; if (v) { n += 2 + int32Size(v); } }
+  { const v = m.statusReason; if (v) { n += 2 + stringSize(s, v); } }
+  { const v = m.statusMessage; if (v) { n += 2 + stringSize(s, v); } }
   { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.user; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$User(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const v = m.image; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Image(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.user; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$User(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
+  { const v = m.image; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Image(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$Container(m: Container, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.id; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.podSandboxId; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.state; if (v) {
-    buf[pos++] = 0x20; pos = writeInt32(buf, pos, v);
-  } }
+  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.podSandboxId; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.name; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.state; if (v) { buf[pos++] = 0x20; pos = writeInt32(buf, pos, v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
@@ -1420,18 +1080,18 @@ function write_nri$pkg$api$v1alpha1$Container(m: Container, buf: Uint8Array, pos
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x3a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x42; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
@@ -1439,52 +1099,28 @@ function write_nri$pkg$api$v1alpha1$Container(m: Container, buf: Uint8Array, pos
       { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Mount(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos, s); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainer(v, buf, pos, s); }
-  } }
-  { const v = m.pid; if (v) {
-    buf[pos++] = 0x60; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.hooks; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos, s); } } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainer(v, buf, pos, s); } } }
+  { const v = m.pid; if (v) { buf[pos++] = 0x60; pos = writeVarint32(buf, pos, v); } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x6a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.createdAt; if (v) {
-    buf[pos++] = 0x70; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.startedAt; if (v) {
-    buf[pos++] = 0x78; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.finishedAt; if (v) {
-    buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.exitCode; if (v) {
-    buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.statusReason; if (v) {
-    { buf[pos++] = 0x92; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.statusMessage; if (v) {
-    { buf[pos++] = 0x9a; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.createdAt; if (v) { buf[pos++] = 0x70; pos = writeInt64(buf, pos, v); } }
+  { const v = m.startedAt; if (v) { buf[pos++] = 0x78; pos = writeInt64(buf, pos, v); } }
+  { const v = m.finishedAt; if (v) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v); } }
+  { const v = m.exitCode; if (v) { buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
+  { const v = m.statusReason; if (v) { buf[pos++] = 0x92; buf[pos++] = 0x1; pos = writeString(buf, pos, v, s); } }
+  { const v = m.statusMessage; if (v) { buf[pos++] = 0x9a; buf[pos++] = 0x1; pos = writeString(buf, pos, v, s); } }
   { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0xa2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.user; if (v != null) {
-    { buf[pos++] = 0xaa; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$User(v, buf, pos, s); }
-  } }
-  { const v = m.image; if (v != null) {
-    { buf[pos++] = 0xb2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Image(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.user; if (v != null) { { buf[pos++] = 0xaa; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$User(v, buf, pos, s); } } }
+  { const v = m.image; if (v != null) { { buf[pos++] = 0xb2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Image(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$Container(): Container {
@@ -1552,34 +1188,18 @@ function read_nri$pkg$api$v1alpha1$Container(r: Reader, m: Container): Container
 
 function size_nri$pkg$api$v1alpha1$Image(m: Image, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.digest; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.configDigest; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.digest; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.configDigest; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$Image(m: Image, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.digest; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.configDigest; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.digest; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.configDigest; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$Image(): Image {
@@ -1610,35 +1230,21 @@ function read_nri$pkg$api$v1alpha1$Image(r: Reader, m: Image): Image {
 
 function size_nri$pkg$api$v1alpha1$User(m: User, s: Sizes): number {
   let n = 0;
-  { const v = m.uid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const v = m.gid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.uid; if (v) { n += 1 + varint32Size(v); } }
+  { const v = m.gid; if (v) { n += 1 + varint32Size(v); } }
+  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$User(m: User, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.uid; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const v = m.gid; if (v) {
-    buf[pos++] = 0x10; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.uid; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  { const v = m.gid; if (v) { buf[pos++] = 0x10; pos = writeVarint32(buf, pos, v); } }
   { const a = m.additionalGids; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, a[i]!); }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$User(): User {
@@ -1670,22 +1276,14 @@ function read_nri$pkg$api$v1alpha1$User(r: Reader, m: User): User {
 
 function size_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$CDIDevice(): CDIDevice {
@@ -1714,34 +1312,18 @@ function read_nri$pkg$api$v1alpha1$CDIDevice(r: Reader, m: CDIDevice): CDIDevice
 
 function size_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit, s: Sizes): number {
   let n = 0;
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.hard; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.soft; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.hard; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.soft; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.hard; if (v) {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.soft; if (v) {
-    buf[pos++] = 0x18; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.hard; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
+  { const v = m.soft; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$POSIXRlimit(): POSIXRlimit {
@@ -1782,24 +1364,12 @@ function size_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, s: Sizes): 
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.seccompProfile; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$SecurityProfile(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.oomScoreAdj; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.ioPriority; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.seccompProfile; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$SecurityProfile(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.seccompPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -1807,8 +1377,8 @@ function size_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, s: Sizes): 
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -1820,21 +1390,15 @@ function size_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, s: Sizes): 
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNetDevice(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.scheduler; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.rdt; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -1849,32 +1413,20 @@ function write_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, buf: Uint8
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos, s); }
-  } }
-  { const v = m.seccompProfile; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$SecurityProfile(v, buf, pos, s); }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos, s); }
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.oomScoreAdj; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); } } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.ioPriority; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos, s); } } }
+  { const v = m.seccompProfile; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$SecurityProfile(v, buf, pos, s); } } }
+  { const v = m.seccompPolicy; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos, s); } } }
   { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
@@ -1883,19 +1435,13 @@ function write_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, buf: Uint8
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x52; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNetDevice(v, buf, pos, s); }
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos, s); }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.scheduler; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos, s); } } }
+  { const v = m.rdt; if (v != null) { { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxContainer(): LinuxContainer {
@@ -1953,40 +1499,20 @@ function read_nri$pkg$api$v1alpha1$LinuxContainer(r: Reader, m: LinuxContainer):
 
 function size_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt, s: Sizes): number {
   let n = 0;
-  { const v = m.closId; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.schemata; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.enableMonitoring; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.remove; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.closId; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.schemata; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.enableMonitoring; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.remove; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.closId; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); }
-  } }
-  { const v = m.schemata; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, buf, pos, s); }
-  } }
-  { const v = m.enableMonitoring; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); }
-  } }
-  { const v = m.remove; if (v) {
-    buf[pos++] = 0x20; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.closId; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); } } }
+  { const v = m.schemata; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, buf, pos, s); } } }
+  { const v = m.enableMonitoring; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); } } }
+  { const v = m.remove; if (v) { buf[pos++] = 0x20; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxRdt(): LinuxRdt {
@@ -2020,24 +1546,20 @@ function size_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedStr
   let n = 0;
   { const a = m.value; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedString, buf: Uint8Array, pos: number, s: Sizes): number {
   { const a = m.value; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalRepeatedString(): OptionalRepeatedString {
@@ -2066,59 +1588,29 @@ function read_nri$pkg$api$v1alpha1$OptionalRepeatedString(r: Reader, m: Optional
 
 function size_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler, s: Sizes): number {
   let n = 0;
-  { const v = m.policy; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.nice; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.priority; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const v = m.runtime; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.deadline; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.period; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.policy; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.nice; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.priority; if (v) { n += 1 + int32Size(v); } }
+  { const a = m.flags; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const v = m.runtime; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.deadline; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.period; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.policy; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.nice; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.priority; if (v) {
-    buf[pos++] = 0x18; pos = writeInt32(buf, pos, v);
-  } }
+  { const v = m.policy; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.nice; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  { const v = m.priority; if (v) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x22; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
   } }
-  { const v = m.runtime; if (v) {
-    buf[pos++] = 0x28; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.deadline; if (v) {
-    buf[pos++] = 0x30; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.period; if (v) {
-    buf[pos++] = 0x38; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.runtime; if (v) { buf[pos++] = 0x28; pos = writeInt64(buf, pos, v); } }
+  { const v = m.deadline; if (v) { buf[pos++] = 0x30; pos = writeInt64(buf, pos, v); } }
+  { const v = m.period; if (v) { buf[pos++] = 0x38; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxScheduler(): LinuxScheduler {
@@ -2154,22 +1646,14 @@ function read_nri$pkg$api$v1alpha1$LinuxScheduler(r: Reader, m: LinuxScheduler):
 
 function size_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxNetDevice(): LinuxNetDevice {
@@ -2198,70 +1682,50 @@ function read_nri$pkg$api$v1alpha1$LinuxNetDevice(r: Reader, m: LinuxNetDevice):
 
 function size_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp, s: Sizes): number {
   let n = 0;
-  { const v = m.defaultAction; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.defaultErrno; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.defaultAction; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.defaultErrno; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.architectures; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const v = m.listenerPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.listenerMetadata; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.listenerPath; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.listenerMetadata; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.syscalls; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSyscall(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.defaultAction; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.defaultErrno; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); }
-  } }
+  { const v = m.defaultAction; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.defaultErrno; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
   { const a = m.architectures; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const v = m.listenerPath; if (v) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.listenerMetadata; if (v) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.listenerPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.listenerMetadata; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
   { const a = m.syscalls; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSyscall(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxSeccomp(): LinuxSeccomp {
@@ -2298,46 +1762,34 @@ function size_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall, s: Sizes): numb
   let n = 0;
   { const a = m.names; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const v = m.action; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.errnoRet; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.action; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.errnoRet; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccompArg(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall, buf: Uint8Array, pos: number, s: Sizes): number {
   { const a = m.names; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const v = m.action; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.errnoRet; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); }
-  } }
+  { const v = m.action; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.errnoRet; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccompArg(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxSyscall(): LinuxSyscall {
@@ -2369,40 +1821,20 @@ function read_nri$pkg$api$v1alpha1$LinuxSyscall(r: Reader, m: LinuxSyscall): Lin
 
 function size_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg, s: Sizes): number {
   let n = 0;
-  { const v = m.index; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.valueTwo; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.op; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.index; if (v) { n += 1 + varint32Size(v); } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.valueTwo; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.op; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.index; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.valueTwo; if (v) {
-    buf[pos++] = 0x18; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.op; if (v) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.index; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
+  { const v = m.valueTwo; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
+  { const v = m.op; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxSeccompArg(): LinuxSeccompArg {
@@ -2434,22 +1866,14 @@ function read_nri$pkg$api$v1alpha1$LinuxSeccompArg(r: Reader, m: LinuxSeccompArg
 
 function size_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalUInt32(): OptionalUInt32 {
@@ -2478,28 +1902,16 @@ function read_nri$pkg$api$v1alpha1$OptionalUInt32(r: Reader, m: OptionalUInt32):
 
 function size_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile, s: Sizes): number {
   let n = 0;
-  { const v = m.profileType; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.localhostRef; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.profileType; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.localhostRef; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.profileType; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.localhostRef; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.profileType; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.localhostRef; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$SecurityProfile(): SecurityProfile {
@@ -2529,28 +1941,16 @@ function read_nri$pkg$api$v1alpha1$SecurityProfile(r: Reader, m: SecurityProfile
 
 function size_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority, s: Sizes): number {
   let n = 0;
-  { const v = m.class; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.priority; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.class; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.priority; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.class; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.priority; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.class; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.priority; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxIOPriority(): LinuxIOPriority {
@@ -2580,22 +1980,14 @@ function read_nri$pkg$api$v1alpha1$LinuxIOPriority(r: Reader, m: LinuxIOPriority
 
 function size_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalInt(): OptionalInt {
@@ -2624,58 +2016,26 @@ function read_nri$pkg$api$v1alpha1$OptionalInt(r: Reader, m: OptionalInt): Optio
 
 function size_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice, s: Sizes): number {
   let n = 0;
-  { const v = m.path; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.major; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.minor; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.fileMode; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalFileMode(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.uid; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.gid; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.major; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.minor; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.fileMode; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalFileMode(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.uid; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.gid; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.path; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.major; if (v) {
-    buf[pos++] = 0x18; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.minor; if (v) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.fileMode; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalFileMode(v, buf, pos, s); }
-  } }
-  { const v = m.uid; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); }
-  } }
-  { const v = m.gid; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.major; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
+  { const v = m.minor; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
+  { const v = m.fileMode; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalFileMode(v, buf, pos, s); } } }
+  { const v = m.uid; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
+  { const v = m.gid; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxDevice(): LinuxDevice {
@@ -2710,22 +2070,14 @@ function read_nri$pkg$api$v1alpha1$LinuxDevice(r: Reader, m: LinuxDevice): Linux
 
 function size_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalFileMode(): OptionalFileMode {
@@ -2754,28 +2106,16 @@ function read_nri$pkg$api$v1alpha1$OptionalFileMode(r: Reader, m: OptionalFileMo
 
 function size_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace, s: Sizes): number {
   let n = 0;
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.path; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.path; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.path; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxNamespace(): LinuxNamespace {
@@ -2835,9 +2175,7 @@ function size_nri$pkg$api$v1alpha1$Hooks(m: Hooks, s: Sizes): number {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -2872,9 +2210,7 @@ function write_nri$pkg$api$v1alpha1$Hooks(m: Hooks, buf: Uint8Array, pos: number
       { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$Hooks(): Hooks {
@@ -2908,48 +2244,36 @@ function read_nri$pkg$api$v1alpha1$Hooks(r: Reader, m: Hooks): Hooks {
 
 function size_nri$pkg$api$v1alpha1$Hook(m: Hook, s: Sizes): number {
   let n = 0;
-  { const v = m.path; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const v = m.timeout; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.timeout; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$Hook(m: Hook, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.path; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x12; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const v = m.timeout; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.timeout; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$Hook(): Hook {
@@ -2981,44 +2305,28 @@ function read_nri$pkg$api$v1alpha1$Hook(r: Reader, m: Hook): Hook {
 
 function size_nri$pkg$api$v1alpha1$Mount(m: Mount, s: Sizes): number {
   let n = 0;
-  { const v = m.destination; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.source; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.destination; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.source; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.options; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$Mount(m: Mount, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.destination; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.source; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.destination; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.source; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
   { const a = m.options; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$Mount(): Mount {
@@ -3050,18 +2358,10 @@ function read_nri$pkg$api$v1alpha1$Mount(r: Reader, m: Mount): Mount {
 
 function size_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, s: Sizes): number {
   let n = 0;
-  { const v = m.id; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.uid; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.namespace; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.id; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.uid; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.namespace; if (v) { n += 1 + stringSize(s, v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -3069,8 +2369,8 @@ function size_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -3082,53 +2382,37 @@ function size_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.runtimeHandler; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.pid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
+  { const v = m.runtimeHandler; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.pid; if (v) { n += 1 + varint32Size(v); } }
   { const a = m.ips; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.id; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.uid; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.namespace; if (v) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.name; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.uid; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.namespace; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
@@ -3137,27 +2421,19 @@ function write_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, buf: Uint8Array, p
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
-  { const v = m.runtimeHandler; if (v) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.pid; if (v) {
-    buf[pos++] = 0x48; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.runtimeHandler; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, buf, pos, s); } } }
+  { const v = m.pid; if (v) { buf[pos++] = 0x48; pos = writeVarint32(buf, pos, v); } }
   { const a = m.ips; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x52; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PodSandbox(): PodSandbox {
@@ -3213,56 +2489,32 @@ function read_nri$pkg$api$v1alpha1$PodSandbox(r: Reader, m: PodSandbox): PodSand
 
 function size_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox, s: Sizes): number {
   let n = 0;
-  { const v = m.podOverhead; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.podResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupParent; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.podOverhead; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.podResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cgroupParent; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.podOverhead; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.podResources; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.cgroupParent; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.podOverhead; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.podResources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.cgroupParent; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxPodSandbox(): LinuxPodSandbox {
@@ -3301,12 +2553,8 @@ function size_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse, s
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.more; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.more; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -3316,12 +2564,8 @@ function write_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse, 
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.more; if (v) {
-    buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.more; if (v) { buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$SynchronizeResponse(): SynchronizeResponse {
@@ -3351,22 +2595,14 @@ function read_nri$pkg$api$v1alpha1$SynchronizeResponse(r: Reader, m: Synchronize
 
 function size_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RunPodSandboxRequest(): RunPodSandboxRequest {
@@ -3395,16 +2631,12 @@ function read_nri$pkg$api$v1alpha1$RunPodSandboxRequest(r: Reader, m: RunPodSand
 
 function size_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RunPodSandboxResponse(): RunPodSandboxResponse {
@@ -3432,34 +2664,18 @@ function read_nri$pkg$api$v1alpha1$RunPodSandboxResponse(r: Reader, m: RunPodSan
 
 function size_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.overheadLinuxResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.overheadLinuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.overheadLinuxResources; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.overheadLinuxResources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.linuxResources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(): UpdatePodSandboxRequest {
@@ -3490,16 +2706,12 @@ function read_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(r: Reader, m: UpdateP
 
 function size_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(): UpdatePodSandboxResponse {
@@ -3527,22 +2739,14 @@ function read_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(r: Reader, m: Update
 
 function size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(): PostUpdatePodSandboxRequest {
@@ -3571,16 +2775,12 @@ function read_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(r: Reader, m: Pos
 
 function size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(): PostUpdatePodSandboxResponse {
@@ -3608,22 +2808,14 @@ function read_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(r: Reader, m: Po
 
 function size_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StopPodSandboxRequest(): StopPodSandboxRequest {
@@ -3652,16 +2844,12 @@ function read_nri$pkg$api$v1alpha1$StopPodSandboxRequest(r: Reader, m: StopPodSa
 
 function size_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StopPodSandboxResponse(): StopPodSandboxResponse {
@@ -3689,22 +2877,14 @@ function read_nri$pkg$api$v1alpha1$StopPodSandboxResponse(r: Reader, m: StopPodS
 
 function size_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(): RemovePodSandboxRequest {
@@ -3733,16 +2913,12 @@ function read_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(r: Reader, m: RemoveP
 
 function size_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(): RemovePodSandboxResponse {
@@ -3770,28 +2946,16 @@ function read_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(r: Reader, m: Remove
 
 function size_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$CreateContainerRequest(): CreateContainerRequest {
@@ -3821,9 +2985,7 @@ function read_nri$pkg$api$v1alpha1$CreateContainerRequest(r: Reader, m: CreateCo
 
 function size_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse, s: Sizes): number {
   let n = 0;
-  { const v = m.adjust; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.adjust; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -3834,16 +2996,12 @@ function size_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerRes
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.adjust; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos, s); }
-  } }
+  { const v = m.adjust; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos, s); } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
@@ -3854,9 +3012,7 @@ function write_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerRe
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$CreateContainerResponse(): CreateContainerResponse {
@@ -3894,8 +3050,8 @@ function size_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, s
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -3910,12 +3066,8 @@ function size_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, s
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$KeyValue(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.hooks; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -3928,12 +3080,10 @@ function size_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, s
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -3944,8 +3094,8 @@ function write_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, 
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x12; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
@@ -3958,12 +3108,8 @@ function write_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, 
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$KeyValue(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos, s); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, buf, pos, s); }
-  } }
+  { const v = m.hooks; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos, s); } } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, buf, pos, s); } } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, buf, pos, s); }
@@ -3976,12 +3122,10 @@ function write_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, 
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x4a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ContainerAdjustment(): ContainerAdjustment {
@@ -4031,21 +3175,11 @@ function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdj
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.oomScoreAdj; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.ioPriority; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.seccompPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -4058,8 +3192,8 @@ function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdj
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -4071,24 +3205,16 @@ function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdj
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNetDevice(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.memoryPolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.scheduler; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.rdt; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.memoryPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -4098,21 +3224,11 @@ function write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAd
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos, s); }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos, s); }
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.oomScoreAdj; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); } } }
+  { const v = m.ioPriority; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos, s); } } }
+  { const v = m.seccompPolicy; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos, s); } } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos, s); }
@@ -4124,8 +3240,8 @@ function write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAd
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x42; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
@@ -4134,22 +3250,14 @@ function write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAd
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNetDevice(v, buf, pos, s); }
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos, s); }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos, s); }
-  } }
-  { const v = m.memoryPolicy; if (v != null) {
-    { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.scheduler; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos, s); } } }
+  { const v = m.rdt; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos, s); } } }
+  { const v = m.memoryPolicy; if (v != null) { { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(): LinuxContainerAdjustment {
@@ -4207,35 +3315,21 @@ function read_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(r: Reader, m: LinuxC
 
 function size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, s: Sizes): number {
   let n = 0;
-  { const v = m.mode; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.nodes; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.mode; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.nodes; if (v) { n += 1 + stringSize(s, v); } }
+  { const a = m.flags; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.mode; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.nodes; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.mode; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.nodes; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(): LinuxMemoryPolicy {
@@ -4267,28 +3361,16 @@ function read_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(r: Reader, m: LinuxMemoryPo
 
 function size_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue, s: Sizes): number {
   let n = 0;
-  { const v = m.key; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.value; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.key; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.value; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$KeyValue(): KeyValue {
@@ -4318,28 +3400,16 @@ function read_nri$pkg$api$v1alpha1$KeyValue(r: Reader, m: KeyValue): KeyValue {
 
 function size_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostCreateContainerRequest(): PostCreateContainerRequest {
@@ -4369,16 +3439,12 @@ function read_nri$pkg$api$v1alpha1$PostCreateContainerRequest(r: Reader, m: Post
 
 function size_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostCreateContainerResponse(): PostCreateContainerResponse {
@@ -4406,28 +3472,16 @@ function read_nri$pkg$api$v1alpha1$PostCreateContainerResponse(r: Reader, m: Pos
 
 function size_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StartContainerRequest(): StartContainerRequest {
@@ -4457,16 +3511,12 @@ function read_nri$pkg$api$v1alpha1$StartContainerRequest(r: Reader, m: StartCont
 
 function size_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StartContainerResponse(): StartContainerResponse {
@@ -4494,28 +3544,16 @@ function read_nri$pkg$api$v1alpha1$StartContainerResponse(r: Reader, m: StartCon
 
 function size_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostStartContainerRequest(): PostStartContainerRequest {
@@ -4545,16 +3583,12 @@ function read_nri$pkg$api$v1alpha1$PostStartContainerRequest(r: Reader, m: PostS
 
 function size_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostStartContainerResponse(): PostStartContainerResponse {
@@ -4582,34 +3616,18 @@ function read_nri$pkg$api$v1alpha1$PostStartContainerResponse(r: Reader, m: Post
 
 function size_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  { const v = m.linuxResources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$UpdateContainerRequest(): UpdateContainerRequest {
@@ -4650,9 +3668,7 @@ function size_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerRes
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -4667,9 +3683,7 @@ function write_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerRe
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$UpdateContainerResponse(): UpdateContainerResponse {
@@ -4699,28 +3713,16 @@ function read_nri$pkg$api$v1alpha1$UpdateContainerResponse(r: Reader, m: UpdateC
 
 function size_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(): PostUpdateContainerRequest {
@@ -4750,16 +3752,12 @@ function read_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(r: Reader, m: Post
 
 function size_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(): PostUpdateContainerResponse {
@@ -4787,28 +3785,16 @@ function read_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(r: Reader, m: Pos
 
 function size_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StopContainerRequest(): StopContainerRequest {
@@ -4843,9 +3829,7 @@ function size_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerRespons
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -4855,9 +3839,7 @@ function write_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerRespon
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StopContainerResponse(): StopContainerResponse {
@@ -4886,28 +3868,16 @@ function read_nri$pkg$api$v1alpha1$StopContainerResponse(r: Reader, m: StopConta
 
 function size_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RemoveContainerRequest(): RemoveContainerRequest {
@@ -4937,16 +3907,12 @@ function read_nri$pkg$api$v1alpha1$RemoveContainerRequest(r: Reader, m: RemoveCo
 
 function size_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$RemoveContainerResponse(): RemoveContainerResponse {
@@ -4974,34 +3940,18 @@ function read_nri$pkg$api$v1alpha1$RemoveContainerResponse(r: Reader, m: RemoveC
 
 function size_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent, s: Sizes): number {
   let n = 0;
-  { const v = m.event; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.event; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.event; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.event; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$StateChangeEvent(): StateChangeEvent {
@@ -5032,60 +3982,40 @@ function read_nri$pkg$api$v1alpha1$StateChangeEvent(r: Reader, m: StateChangeEve
 
 function size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.adjust; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.adjust; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.owners; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OwningPlugins(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.owners; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OwningPlugins(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.plugins; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PluginInstance(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); }
-  } }
-  { const v = m.adjust; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos, s); }
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  { const v = m.adjust; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos, s); } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.owners; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OwningPlugins(v, buf, pos, s); }
-  } }
+  { const v = m.owners; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OwningPlugins(v, buf, pos, s); } } }
   { const a = m.plugins; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PluginInstance(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(): ValidateContainerAdjustmentRequest {
@@ -5119,28 +4049,16 @@ function read_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(r: Reader,
 
 function size_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.index; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.index; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.index; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.index; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$PluginInstance(): PluginInstance {
@@ -5177,15 +4095,13 @@ function size_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins, s: Sizes): nu
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$FieldOwners(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5196,13 +4112,11 @@ function write_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins, buf: Uint8Ar
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$FieldOwners(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OwningPlugins(): OwningPlugins {
@@ -5248,7 +4162,7 @@ function size_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, s: Sizes): number
       const ek = s.reserve();
       let e = 0;
       e += 1 + int32Size(Number(k));
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -5266,9 +4180,7 @@ function size_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, s: Sizes): number
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5280,7 +4192,7 @@ function write_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, buf: Uint8Array,
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
       buf[pos++] = 0x8; pos = writeInt32(buf, pos, Number(k));
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.compound as unknown as Record<string, CompoundFieldOwners>; if (r !== undefined) {
@@ -5293,9 +4205,7 @@ function write_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, buf: Uint8Array,
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$CompoundFieldOwners(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$FieldOwners(): FieldOwners {
@@ -5350,15 +4260,13 @@ function size_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners, s
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5369,13 +4277,11 @@ function write_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners, 
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$CompoundFieldOwners(): CompoundFieldOwners {
@@ -5413,28 +4319,16 @@ function read_nri$pkg$api$v1alpha1$CompoundFieldOwners(r: Reader, m: CompoundFie
 
 function size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, s: Sizes): number {
   let n = 0;
-  { const v = m.reject; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.reason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.reject; if (v) { n += 1 + 1; } }
+  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.reject; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.reason; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.reject; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(): ValidateContainerAdjustmentResponse {
@@ -5464,16 +4358,12 @@ function read_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(r: Reader
 
 function size_nri$pkg$api$v1alpha1$Empty(m: Empty, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$Empty(m: Empty, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$Empty(): Empty {
@@ -5501,22 +4391,14 @@ function read_nri$pkg$api$v1alpha1$Empty(r: Reader, m: Empty): Empty {
 
 function size_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1alpha1$OptionalInt32(): OptionalInt32 {

@@ -11,7 +11,7 @@
 
 import type { CDIDevice, CompoundFieldOwners, ConfigureRequest, ConfigureResponse, Container, ContainerAdjustment, ContainerEviction, ContainerUpdate, CreateContainerRequest, CreateContainerResponse, FailurePolicy, FieldOwners, Hook, Hooks, HugepageLimit, Image, KeyValue, LinuxContainer, LinuxContainerAdjustment, LinuxContainerUpdate, LinuxCPU, LinuxDevice, LinuxDeviceCgroup, LinuxIOPriority, LinuxMemory, LinuxMemoryPolicy, LinuxNamespace, LinuxNetDevice, LinuxPids, LinuxPodSandbox, LinuxRdt, LinuxResources, LinuxScheduler, LinuxSeccomp, LinuxSeccompArg, LinuxSyscall, LogRequest, LogResponse, Mount, OptionalBool, OptionalFileMode, OptionalInt, OptionalInt32, OptionalInt64, OptionalRepeatedString, OptionalString, OptionalUInt32, OptionalUInt64, OwningPlugins, PluginInstance, PodSandbox, POSIXRlimit, PostCreateContainerRequest, PostCreateContainerResponse, PostStartContainerRequest, PostStartContainerResponse, PostUpdateContainerRequest, PostUpdateContainerResponse, PostUpdatePodSandboxRequest, PostUpdatePodSandboxResponse, RegisterPluginRequest, RegisterPluginResponse, RemoveContainerRequest, RemoveContainerResponse, RemovePodSandboxRequest, RemovePodSandboxResponse, RunPodSandboxRequest, RunPodSandboxResponse, SecurityProfile, ShutdownRequest, ShutdownResponse, StartContainerRequest, StartContainerResponse, StopContainerRequest, StopContainerResponse, StopPodSandboxRequest, StopPodSandboxResponse, SynchronizeRequest, SynchronizeResponse, UpdateContainerRequest, UpdateContainerResponse, UpdateContainersRequest, UpdateContainersResponse, UpdatePodSandboxRequest, UpdatePodSandboxResponse, User, ValidateContainerAdjustmentRequest, ValidateContainerAdjustmentResponse } from "./api_pb.js";
 import { CDIDeviceSchema, CompoundFieldOwnersSchema, ConfigureRequestSchema, ConfigureResponseSchema, ContainerAdjustmentSchema, ContainerEvictionSchema, ContainerSchema, ContainerUpdateSchema, CreateContainerRequestSchema, CreateContainerResponseSchema, FailurePolicySchema, FieldOwnersSchema, HookSchema, HooksSchema, HugepageLimitSchema, ImageSchema, KeyValueSchema, LinuxContainerAdjustmentSchema, LinuxContainerSchema, LinuxContainerUpdateSchema, LinuxCPUSchema, LinuxDeviceCgroupSchema, LinuxDeviceSchema, LinuxIOPrioritySchema, LinuxMemoryPolicySchema, LinuxMemorySchema, LinuxNamespaceSchema, LinuxNetDeviceSchema, LinuxPidsSchema, LinuxPodSandboxSchema, LinuxRdtSchema, LinuxResourcesSchema, LinuxSchedulerSchema, LinuxSeccompArgSchema, LinuxSeccompSchema, LinuxSyscallSchema, LogRequestSchema, LogResponseSchema, MountSchema, OptionalBoolSchema, OptionalFileModeSchema, OptionalInt32Schema, OptionalInt64Schema, OptionalIntSchema, OptionalRepeatedStringSchema, OptionalStringSchema, OptionalUInt32Schema, OptionalUInt64Schema, OwningPluginsSchema, PluginInstanceSchema, PodSandboxSchema, POSIXRlimitSchema, PostCreateContainerRequestSchema, PostCreateContainerResponseSchema, PostStartContainerRequestSchema, PostStartContainerResponseSchema, PostUpdateContainerRequestSchema, PostUpdateContainerResponseSchema, PostUpdatePodSandboxRequestSchema, PostUpdatePodSandboxResponseSchema, RegisterPluginRequestSchema, RegisterPluginResponseSchema, RemoveContainerRequestSchema, RemoveContainerResponseSchema, RemovePodSandboxRequestSchema, RemovePodSandboxResponseSchema, RunPodSandboxRequestSchema, RunPodSandboxResponseSchema, SecurityProfileSchema, ShutdownRequestSchema, ShutdownResponseSchema, StartContainerRequestSchema, StartContainerResponseSchema, StopContainerRequestSchema, StopContainerResponseSchema, StopPodSandboxRequestSchema, StopPodSandboxResponseSchema, SynchronizeRequestSchema, SynchronizeResponseSchema, UpdateContainerRequestSchema, UpdateContainerResponseSchema, UpdateContainersRequestSchema, UpdateContainersResponseSchema, UpdatePodSandboxRequestSchema, UpdatePodSandboxResponseSchema, UserSchema, ValidateContainerAdjustmentRequestSchema, ValidateContainerAdjustmentResponseSchema } from "./api_pb.js";
-import { allocate, decodeFailure, int32Size, int64Size, Reader, registerCodec, setOwn, sizes, Sizes, utf8Length, varint32Size, writeBytes, writeInt32, writeInt64, writeUtf8, writeVarint32 } from "../../src/wire/index.js";
+import { allocate, decodeFailure, int32Size, int64Size, Reader, registerCodec, setOwn, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeInt64, writeString, writeUnknown, writeVarint32 } from "../../src/wire/index.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
@@ -21,34 +21,18 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 
 function size_nri$pkg$api$v1beta1$RegisterPluginRequest(m: RegisterPluginRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pluginName; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.pluginIdx; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pluginName; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.pluginIdx; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.NRIVersion; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RegisterPluginRequest(m: RegisterPluginRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pluginName; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.pluginIdx; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pluginName; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.pluginIdx; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RegisterPluginRequest(): RegisterPluginRequest {
@@ -79,16 +63,12 @@ function read_nri$pkg$api$v1beta1$RegisterPluginRequest(r: Reader, m: RegisterPl
 
 function size_nri$pkg$api$v1beta1$RegisterPluginResponse(m: RegisterPluginResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RegisterPluginResponse(m: RegisterPluginResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RegisterPluginResponse(): RegisterPluginResponse {
@@ -126,9 +106,7 @@ function size_nri$pkg$api$v1beta1$UpdateContainersRequest(m: UpdateContainersReq
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -143,9 +121,7 @@ function write_nri$pkg$api$v1beta1$UpdateContainersRequest(m: UpdateContainersRe
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerEviction(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$UpdateContainersRequest(): UpdateContainersRequest {
@@ -175,28 +151,16 @@ function read_nri$pkg$api$v1beta1$UpdateContainersRequest(r: Reader, m: UpdateCo
 
 function size_nri$pkg$api$v1beta1$ContainerEviction(m: ContainerEviction, s: Sizes): number {
   let n = 0;
-  { const v = m.containerId; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.reason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ContainerEviction(m: ContainerEviction, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.containerId; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.reason; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ContainerEviction(): ContainerEviction {
@@ -226,34 +190,18 @@ function read_nri$pkg$api$v1beta1$ContainerEviction(r: Reader, m: ContainerEvict
 
 function size_nri$pkg$api$v1beta1$ContainerUpdate(m: ContainerUpdate, s: Sizes): number {
   let n = 0;
-  { const v = m.containerId; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxContainerUpdate(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.ignoreFailure; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxContainerUpdate(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.ignoreFailure; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ContainerUpdate(m: ContainerUpdate, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.containerId; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxContainerUpdate(v, buf, pos, s); }
-  } }
-  { const v = m.ignoreFailure; if (v) {
-    buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxContainerUpdate(v, buf, pos, s); } } }
+  { const v = m.ignoreFailure; if (v) { buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ContainerUpdate(): ContainerUpdate {
@@ -284,22 +232,14 @@ function read_nri$pkg$api$v1beta1$ContainerUpdate(r: Reader, m: ContainerUpdate)
 
 function size_nri$pkg$api$v1beta1$LinuxContainerUpdate(m: LinuxContainerUpdate, s: Sizes): number {
   let n = 0;
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxContainerUpdate(m: LinuxContainerUpdate, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxContainerUpdate(): LinuxContainerUpdate {
@@ -328,23 +268,15 @@ function read_nri$pkg$api$v1beta1$LinuxContainerUpdate(r: Reader, m: LinuxContai
 
 function size_nri$pkg$api$v1beta1$LinuxResources(m: LinuxResources, s: Sizes): number {
   let n = 0;
-  { const v = m.memory; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxMemory(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cpu; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxCPU(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.memory; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxMemory(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cpu; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxCPU(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.hugepageLimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$HugepageLimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.blockioClass; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.rdtClass; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.blockioClass; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.rdtClass; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const r = m.unified as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -352,8 +284,8 @@ function size_nri$pkg$api$v1beta1$LinuxResources(m: LinuxResources, s: Sizes): n
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -363,41 +295,29 @@ function size_nri$pkg$api$v1beta1$LinuxResources(m: LinuxResources, s: Sizes): n
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxDeviceCgroup(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.pids; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxPids(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pids; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxPids(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxResources(m: LinuxResources, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.memory; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxMemory(v, buf, pos, s); }
-  } }
-  { const v = m.cpu; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxCPU(v, buf, pos, s); }
-  } }
+  { const v = m.memory; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxMemory(v, buf, pos, s); } } }
+  { const v = m.cpu; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxCPU(v, buf, pos, s); } } }
   { const a = m.hugepageLimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$HugepageLimit(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.blockioClass; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalString(v, buf, pos, s); }
-  } }
-  { const v = m.rdtClass; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalString(v, buf, pos, s); }
-  } }
+  { const v = m.blockioClass; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalString(v, buf, pos, s); } } }
+  { const v = m.rdtClass; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalString(v, buf, pos, s); } } }
   { const r = m.unified as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const a = m.devices; if (a !== undefined && a.length !== 0) {
@@ -405,12 +325,8 @@ function write_nri$pkg$api$v1beta1$LinuxResources(m: LinuxResources, buf: Uint8A
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxDeviceCgroup(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.pids; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxPids(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pids; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxPids(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxResources(): LinuxResources {
@@ -455,22 +371,14 @@ function read_nri$pkg$api$v1beta1$LinuxResources(r: Reader, m: LinuxResources): 
 
 function size_nri$pkg$api$v1beta1$LinuxPids(m: LinuxPids, s: Sizes): number {
   let n = 0;
-  { const v = m.limit; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxPids(m: LinuxPids, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.limit; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.limit; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxPids(): LinuxPids {
@@ -499,46 +407,22 @@ function read_nri$pkg$api$v1beta1$LinuxPids(r: Reader, m: LinuxPids): LinuxPids 
 
 function size_nri$pkg$api$v1beta1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, s: Sizes): number {
   let n = 0;
-  { const v = m.allow; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.major; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.minor; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.access; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.allow; if (v) { n += 1 + 1; } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.major; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.minor; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.access; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.allow; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.major; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.minor; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.access; if (v) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.allow; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.major; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.minor; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.access; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxDeviceCgroup(): LinuxDeviceCgroup {
@@ -571,22 +455,14 @@ function read_nri$pkg$api$v1beta1$LinuxDeviceCgroup(r: Reader, m: LinuxDeviceCgr
 
 function size_nri$pkg$api$v1beta1$OptionalInt64(m: OptionalInt64, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalInt64(m: OptionalInt64, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalInt64(): OptionalInt64 {
@@ -615,22 +491,14 @@ function read_nri$pkg$api$v1beta1$OptionalInt64(r: Reader, m: OptionalInt64): Op
 
 function size_nri$pkg$api$v1beta1$OptionalString(m: OptionalString, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalString(m: OptionalString, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalString(): OptionalString {
@@ -659,28 +527,16 @@ function read_nri$pkg$api$v1beta1$OptionalString(r: Reader, m: OptionalString): 
 
 function size_nri$pkg$api$v1beta1$HugepageLimit(m: HugepageLimit, s: Sizes): number {
   let n = 0;
-  { const v = m.pageSize; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.limit; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pageSize; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$HugepageLimit(m: HugepageLimit, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pageSize; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.limit; if (v) {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pageSize; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.limit; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$HugepageLimit(): HugepageLimit {
@@ -710,58 +566,26 @@ function read_nri$pkg$api$v1beta1$HugepageLimit(r: Reader, m: HugepageLimit): Hu
 
 function size_nri$pkg$api$v1beta1$LinuxCPU(m: LinuxCPU, s: Sizes): number {
   let n = 0;
-  { const v = m.shares; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.quota; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.period; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.realtimeRuntime; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.realtimePeriod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cpus; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.mems; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.shares; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.quota; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.period; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.realtimeRuntime; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.realtimePeriod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cpus; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.mems; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxCPU(m: LinuxCPU, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.shares; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.quota; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.period; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.realtimeRuntime; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.realtimePeriod; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.cpus; if (v) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.mems; if (v) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.shares; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.quota; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.period; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.realtimeRuntime; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.realtimePeriod; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.cpus; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
+  { const v = m.mems; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxCPU(): LinuxCPU {
@@ -796,22 +620,14 @@ function read_nri$pkg$api$v1beta1$LinuxCPU(r: Reader, m: LinuxCPU): LinuxCPU {
 
 function size_nri$pkg$api$v1beta1$OptionalUInt64(m: OptionalUInt64, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalUInt64(m: OptionalUInt64, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalUInt64(): OptionalUInt64 {
@@ -840,64 +656,28 @@ function read_nri$pkg$api$v1beta1$OptionalUInt64(r: Reader, m: OptionalUInt64): 
 
 function size_nri$pkg$api$v1beta1$LinuxMemory(m: LinuxMemory, s: Sizes): number {
   let n = 0;
-  { const v = m.limit; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.reservation; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.swap; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.kernel; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.kernelTcp; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.swappiness; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.disableOomKiller; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.useHierarchy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.limit; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.reservation; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.swap; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.kernel; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.kernelTcp; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.swappiness; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.disableOomKiller; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.useHierarchy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxMemory(m: LinuxMemory, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.limit; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.reservation; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.swap; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.kernel; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.kernelTcp; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); }
-  } }
-  { const v = m.swappiness; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); }
-  } }
-  { const v = m.disableOomKiller; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalBool(v, buf, pos, s); }
-  } }
-  { const v = m.useHierarchy; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalBool(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.limit; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.reservation; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.swap; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.kernel; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.kernelTcp; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt64(v, buf, pos, s); } } }
+  { const v = m.swappiness; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt64(v, buf, pos, s); } } }
+  { const v = m.disableOomKiller; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalBool(v, buf, pos, s); } } }
+  { const v = m.useHierarchy; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalBool(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxMemory(): LinuxMemory {
@@ -933,22 +713,14 @@ function read_nri$pkg$api$v1beta1$LinuxMemory(r: Reader, m: LinuxMemory): LinuxM
 
 function size_nri$pkg$api$v1beta1$OptionalBool(m: OptionalBool, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalBool(m: OptionalBool, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalBool(): OptionalBool {
@@ -982,9 +754,7 @@ function size_nri$pkg$api$v1beta1$UpdateContainersResponse(m: UpdateContainersRe
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -994,9 +764,7 @@ function write_nri$pkg$api$v1beta1$UpdateContainersResponse(m: UpdateContainersR
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$UpdateContainersResponse(): UpdateContainersResponse {
@@ -1025,28 +793,16 @@ function read_nri$pkg$api$v1beta1$UpdateContainersResponse(r: Reader, m: UpdateC
 
 function size_nri$pkg$api$v1beta1$LogRequest(m: LogRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.msg; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.level; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.msg; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.level; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LogRequest(m: LogRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.msg; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.level; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.msg; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.level; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LogRequest(): LogRequest {
@@ -1076,16 +832,12 @@ function read_nri$pkg$api$v1beta1$LogRequest(r: Reader, m: LogRequest): LogReque
 
 function size_nri$pkg$api$v1beta1$LogResponse(m: LogResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LogResponse(m: LogResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LogResponse(): LogResponse {
@@ -1113,52 +865,24 @@ function read_nri$pkg$api$v1beta1$LogResponse(r: Reader, m: LogResponse): LogRes
 
 function size_nri$pkg$api$v1beta1$ConfigureRequest(m: ConfigureRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.config; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.runtimeName; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.runtimeVersion; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.registrationTimeout; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.requestTimeout; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.config; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.runtimeName; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.runtimeVersion; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.registrationTimeout; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.requestTimeout; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.NRIVersion; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ConfigureRequest(m: ConfigureRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.config; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.runtimeName; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.runtimeVersion; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.registrationTimeout; if (v) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.requestTimeout; if (v) {
-    buf[pos++] = 0x28; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.NRIVersion; if (v) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.config; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.runtimeName; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.runtimeVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.registrationTimeout; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
+  { const v = m.requestTimeout; if (v) { buf[pos++] = 0x28; pos = writeInt64(buf, pos, v); } }
+  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ConfigureRequest(): ConfigureRequest {
@@ -1192,22 +916,14 @@ function read_nri$pkg$api$v1beta1$ConfigureRequest(r: Reader, m: ConfigureReques
 
 function size_nri$pkg$api$v1beta1$ShutdownRequest(m: ShutdownRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.reason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ShutdownRequest(m: ShutdownRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.reason; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.reason; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ShutdownRequest(): ShutdownRequest {
@@ -1236,16 +952,12 @@ function read_nri$pkg$api$v1beta1$ShutdownRequest(r: Reader, m: ShutdownRequest)
 
 function size_nri$pkg$api$v1beta1$ShutdownResponse(m: ShutdownResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ShutdownResponse(m: ShutdownResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ShutdownResponse(): ShutdownResponse {
@@ -1273,28 +985,16 @@ function read_nri$pkg$api$v1beta1$ShutdownResponse(r: Reader, m: ShutdownRespons
 
 function size_nri$pkg$api$v1beta1$ConfigureResponse(m: ConfigureResponse, s: Sizes): number {
   let n = 0;
-  { const v = m.events; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.failurePolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$FailurePolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.events; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.failurePolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$FailurePolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ConfigureResponse(m: ConfigureResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.events; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.failurePolicy; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$FailurePolicy(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.events; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  { const v = m.failurePolicy; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$FailurePolicy(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ConfigureResponse(): ConfigureResponse {
@@ -1324,28 +1024,16 @@ function read_nri$pkg$api$v1beta1$ConfigureResponse(r: Reader, m: ConfigureRespo
 
 function size_nri$pkg$api$v1beta1$FailurePolicy(m: FailurePolicy, s: Sizes): number {
   let n = 0;
-  { const v = m.failRequest; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.keepConnected; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.failRequest; if (v) { n += 1 + 1; } }
+  { const v = m.keepConnected; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$FailurePolicy(m: FailurePolicy, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.failRequest; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.keepConnected; if (v) {
-    buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.failRequest; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.keepConnected; if (v) { buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$FailurePolicy(): FailurePolicy {
@@ -1385,12 +1073,8 @@ function size_nri$pkg$api$v1beta1$SynchronizeRequest(m: SynchronizeRequest, s: S
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.more; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.more; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -1405,12 +1089,8 @@ function write_nri$pkg$api$v1beta1$SynchronizeRequest(m: SynchronizeRequest, buf
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.more; if (v) {
-    buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.more; if (v) { buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$SynchronizeRequest(): SynchronizeRequest {
@@ -1441,18 +1121,10 @@ function read_nri$pkg$api$v1beta1$SynchronizeRequest(r: Reader, m: SynchronizeRe
 
 function size_nri$pkg$api$v1beta1$Container(m: Container, s: Sizes): number {
   let n = 0;
-  { const v = m.id; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.podSandboxId; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.state; if (v) {
-    n += 1 + int32Size(v);
-  } }
+  { const v = m.id; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.podSandboxId; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.state; if (v) { n += 1 + int32Size(v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -1460,8 +1132,8 @@ function size_nri$pkg$api$v1beta1$Container(m: Container, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -1473,20 +1145,20 @@ function size_nri$pkg$api$v1beta1$Container(m: Container, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
@@ -1494,76 +1166,44 @@ function size_nri$pkg$api$v1beta1$Container(m: Container, s: Sizes): number {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Mount(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxContainer(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.pid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
+  { const v = m.hooks; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxContainer(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.pid; if (v) { n += 1 + varint32Size(v); } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$POSIXRlimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.createdAt; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.startedAt; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.finishedAt; if (v) {
-    n += 2 + int64Size(v);
-  } }
-  { const v = m.exitCode; if (v) {
-    n += 2 + int32Size(v);
-  } }
-  { const v = m.statusReason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const v = m.statusMessage; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 2 + varint32Size(l) + l; }
-  } }
+  { const v = m.createdAt; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.startedAt; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.finishedAt; if (v) { n += 2 + int64Size(v); } }
+  { const v = m.exitCode; if (v) { n += 2 + int32Size(v); } }
+  { const v = m.statusReason; if (v) { n += 2 + stringSize(s, v); } }
+  { const v = m.statusMessage; if (v) { n += 2 + stringSize(s, v); } }
   { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$CDIDevice(a[i]!, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.user; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$User(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const v = m.image; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Image(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.user; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$User(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
+  { const v = m.image; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Image(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$Container(m: Container, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.id; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.podSandboxId; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.state; if (v) {
-    buf[pos++] = 0x20; pos = writeInt32(buf, pos, v);
-  } }
+  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.podSandboxId; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.name; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.state; if (v) { buf[pos++] = 0x20; pos = writeInt32(buf, pos, v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
@@ -1572,18 +1212,18 @@ function write_nri$pkg$api$v1beta1$Container(m: Container, buf: Uint8Array, pos:
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x3a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x42; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
@@ -1591,52 +1231,28 @@ function write_nri$pkg$api$v1beta1$Container(m: Container, buf: Uint8Array, pos:
       { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Mount(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Hooks(v, buf, pos, s); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxContainer(v, buf, pos, s); }
-  } }
-  { const v = m.pid; if (v) {
-    buf[pos++] = 0x60; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.hooks; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Hooks(v, buf, pos, s); } } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxContainer(v, buf, pos, s); } } }
+  { const v = m.pid; if (v) { buf[pos++] = 0x60; pos = writeVarint32(buf, pos, v); } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x6a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$POSIXRlimit(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.createdAt; if (v) {
-    buf[pos++] = 0x70; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.startedAt; if (v) {
-    buf[pos++] = 0x78; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.finishedAt; if (v) {
-    buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.exitCode; if (v) {
-    buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.statusReason; if (v) {
-    { buf[pos++] = 0x92; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.statusMessage; if (v) {
-    { buf[pos++] = 0x9a; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.createdAt; if (v) { buf[pos++] = 0x70; pos = writeInt64(buf, pos, v); } }
+  { const v = m.startedAt; if (v) { buf[pos++] = 0x78; pos = writeInt64(buf, pos, v); } }
+  { const v = m.finishedAt; if (v) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v); } }
+  { const v = m.exitCode; if (v) { buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
+  { const v = m.statusReason; if (v) { buf[pos++] = 0x92; buf[pos++] = 0x1; pos = writeString(buf, pos, v, s); } }
+  { const v = m.statusMessage; if (v) { buf[pos++] = 0x9a; buf[pos++] = 0x1; pos = writeString(buf, pos, v, s); } }
   { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0xa2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$CDIDevice(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.user; if (v != null) {
-    { buf[pos++] = 0xaa; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$User(v, buf, pos, s); }
-  } }
-  { const v = m.image; if (v != null) {
-    { buf[pos++] = 0xb2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Image(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.user; if (v != null) { { buf[pos++] = 0xaa; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$User(v, buf, pos, s); } } }
+  { const v = m.image; if (v != null) { { buf[pos++] = 0xb2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Image(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$Container(): Container {
@@ -1704,34 +1320,18 @@ function read_nri$pkg$api$v1beta1$Container(r: Reader, m: Container): Container 
 
 function size_nri$pkg$api$v1beta1$Image(m: Image, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.digest; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.configDigest; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.digest; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.configDigest; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$Image(m: Image, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.digest; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.configDigest; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.digest; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.configDigest; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$Image(): Image {
@@ -1762,35 +1362,21 @@ function read_nri$pkg$api$v1beta1$Image(r: Reader, m: Image): Image {
 
 function size_nri$pkg$api$v1beta1$User(m: User, s: Sizes): number {
   let n = 0;
-  { const v = m.uid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const v = m.gid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.uid; if (v) { n += 1 + varint32Size(v); } }
+  { const v = m.gid; if (v) { n += 1 + varint32Size(v); } }
+  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$User(m: User, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.uid; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const v = m.gid; if (v) {
-    buf[pos++] = 0x10; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.uid; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  { const v = m.gid; if (v) { buf[pos++] = 0x10; pos = writeVarint32(buf, pos, v); } }
   { const a = m.additionalGids; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, a[i]!); }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$User(): User {
@@ -1822,22 +1408,14 @@ function read_nri$pkg$api$v1beta1$User(r: Reader, m: User): User {
 
 function size_nri$pkg$api$v1beta1$CDIDevice(m: CDIDevice, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$CDIDevice(m: CDIDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$CDIDevice(): CDIDevice {
@@ -1866,34 +1444,18 @@ function read_nri$pkg$api$v1beta1$CDIDevice(r: Reader, m: CDIDevice): CDIDevice 
 
 function size_nri$pkg$api$v1beta1$POSIXRlimit(m: POSIXRlimit, s: Sizes): number {
   let n = 0;
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.hard; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.soft; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.hard; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.soft; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$POSIXRlimit(m: POSIXRlimit, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.hard; if (v) {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.soft; if (v) {
-    buf[pos++] = 0x18; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.hard; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
+  { const v = m.soft; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$POSIXRlimit(): POSIXRlimit {
@@ -1934,24 +1496,12 @@ function size_nri$pkg$api$v1beta1$LinuxContainer(m: LinuxContainer, s: Sizes): n
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.seccompProfile; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$SecurityProfile(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.oomScoreAdj; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.ioPriority; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.seccompProfile; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$SecurityProfile(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.seccompPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -1959,8 +1509,8 @@ function size_nri$pkg$api$v1beta1$LinuxContainer(m: LinuxContainer, s: Sizes): n
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -1972,21 +1522,15 @@ function size_nri$pkg$api$v1beta1$LinuxContainer(m: LinuxContainer, s: Sizes): n
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxNetDevice(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.scheduler; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.rdt; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -2001,32 +1545,20 @@ function write_nri$pkg$api$v1beta1$LinuxContainer(m: LinuxContainer, buf: Uint8A
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxDevice(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt(v, buf, pos, s); }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxIOPriority(v, buf, pos, s); }
-  } }
-  { const v = m.seccompProfile; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$SecurityProfile(v, buf, pos, s); }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxSeccomp(v, buf, pos, s); }
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.oomScoreAdj; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt(v, buf, pos, s); } } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.ioPriority; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxIOPriority(v, buf, pos, s); } } }
+  { const v = m.seccompProfile; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$SecurityProfile(v, buf, pos, s); } } }
+  { const v = m.seccompPolicy; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxSeccomp(v, buf, pos, s); } } }
   { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
@@ -2035,19 +1567,13 @@ function write_nri$pkg$api$v1beta1$LinuxContainer(m: LinuxContainer, buf: Uint8A
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x52; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxNetDevice(v, buf, pos, s); }
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxScheduler(v, buf, pos, s); }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxRdt(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.scheduler; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxScheduler(v, buf, pos, s); } } }
+  { const v = m.rdt; if (v != null) { { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxRdt(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxContainer(): LinuxContainer {
@@ -2105,40 +1631,20 @@ function read_nri$pkg$api$v1beta1$LinuxContainer(r: Reader, m: LinuxContainer): 
 
 function size_nri$pkg$api$v1beta1$LinuxRdt(m: LinuxRdt, s: Sizes): number {
   let n = 0;
-  { const v = m.closId; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.schemata; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalRepeatedString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.enableMonitoring; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.remove; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.closId; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.schemata; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalRepeatedString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.enableMonitoring; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.remove; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxRdt(m: LinuxRdt, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.closId; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalString(v, buf, pos, s); }
-  } }
-  { const v = m.schemata; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalRepeatedString(v, buf, pos, s); }
-  } }
-  { const v = m.enableMonitoring; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalBool(v, buf, pos, s); }
-  } }
-  { const v = m.remove; if (v) {
-    buf[pos++] = 0x20; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.closId; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalString(v, buf, pos, s); } } }
+  { const v = m.schemata; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalRepeatedString(v, buf, pos, s); } } }
+  { const v = m.enableMonitoring; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalBool(v, buf, pos, s); } } }
+  { const v = m.remove; if (v) { buf[pos++] = 0x20; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxRdt(): LinuxRdt {
@@ -2172,24 +1678,20 @@ function size_nri$pkg$api$v1beta1$OptionalRepeatedString(m: OptionalRepeatedStri
   let n = 0;
   { const a = m.value; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalRepeatedString(m: OptionalRepeatedString, buf: Uint8Array, pos: number, s: Sizes): number {
   { const a = m.value; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalRepeatedString(): OptionalRepeatedString {
@@ -2218,59 +1720,29 @@ function read_nri$pkg$api$v1beta1$OptionalRepeatedString(r: Reader, m: OptionalR
 
 function size_nri$pkg$api$v1beta1$LinuxScheduler(m: LinuxScheduler, s: Sizes): number {
   let n = 0;
-  { const v = m.policy; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.nice; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.priority; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const v = m.runtime; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.deadline; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.period; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.policy; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.nice; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.priority; if (v) { n += 1 + int32Size(v); } }
+  { const a = m.flags; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const v = m.runtime; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.deadline; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.period; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxScheduler(m: LinuxScheduler, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.policy; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.nice; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.priority; if (v) {
-    buf[pos++] = 0x18; pos = writeInt32(buf, pos, v);
-  } }
+  { const v = m.policy; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.nice; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  { const v = m.priority; if (v) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x22; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
   } }
-  { const v = m.runtime; if (v) {
-    buf[pos++] = 0x28; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.deadline; if (v) {
-    buf[pos++] = 0x30; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.period; if (v) {
-    buf[pos++] = 0x38; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.runtime; if (v) { buf[pos++] = 0x28; pos = writeInt64(buf, pos, v); } }
+  { const v = m.deadline; if (v) { buf[pos++] = 0x30; pos = writeInt64(buf, pos, v); } }
+  { const v = m.period; if (v) { buf[pos++] = 0x38; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxScheduler(): LinuxScheduler {
@@ -2306,22 +1778,14 @@ function read_nri$pkg$api$v1beta1$LinuxScheduler(r: Reader, m: LinuxScheduler): 
 
 function size_nri$pkg$api$v1beta1$LinuxNetDevice(m: LinuxNetDevice, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxNetDevice(m: LinuxNetDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxNetDevice(): LinuxNetDevice {
@@ -2350,70 +1814,50 @@ function read_nri$pkg$api$v1beta1$LinuxNetDevice(r: Reader, m: LinuxNetDevice): 
 
 function size_nri$pkg$api$v1beta1$LinuxSeccomp(m: LinuxSeccomp, s: Sizes): number {
   let n = 0;
-  { const v = m.defaultAction; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.defaultErrno; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.defaultAction; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.defaultErrno; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.architectures; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const v = m.listenerPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.listenerMetadata; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.listenerPath; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.listenerMetadata; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.syscalls; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxSyscall(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxSeccomp(m: LinuxSeccomp, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.defaultAction; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.defaultErrno; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); }
-  } }
+  { const v = m.defaultAction; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.defaultErrno; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); } } }
   { const a = m.architectures; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const v = m.listenerPath; if (v) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.listenerMetadata; if (v) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.listenerPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.listenerMetadata; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
   { const a = m.syscalls; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxSyscall(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxSeccomp(): LinuxSeccomp {
@@ -2450,46 +1894,34 @@ function size_nri$pkg$api$v1beta1$LinuxSyscall(m: LinuxSyscall, s: Sizes): numbe
   let n = 0;
   { const a = m.names; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const v = m.action; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.errnoRet; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.action; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.errnoRet; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxSeccompArg(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxSyscall(m: LinuxSyscall, buf: Uint8Array, pos: number, s: Sizes): number {
   { const a = m.names; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const v = m.action; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.errnoRet; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); }
-  } }
+  { const v = m.action; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.errnoRet; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); } } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxSeccompArg(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxSyscall(): LinuxSyscall {
@@ -2521,40 +1953,20 @@ function read_nri$pkg$api$v1beta1$LinuxSyscall(r: Reader, m: LinuxSyscall): Linu
 
 function size_nri$pkg$api$v1beta1$LinuxSeccompArg(m: LinuxSeccompArg, s: Sizes): number {
   let n = 0;
-  { const v = m.index; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.valueTwo; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.op; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.index; if (v) { n += 1 + varint32Size(v); } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.valueTwo; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.op; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxSeccompArg(m: LinuxSeccompArg, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.index; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.valueTwo; if (v) {
-    buf[pos++] = 0x18; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.op; if (v) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.index; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
+  { const v = m.valueTwo; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
+  { const v = m.op; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxSeccompArg(): LinuxSeccompArg {
@@ -2586,22 +1998,14 @@ function read_nri$pkg$api$v1beta1$LinuxSeccompArg(r: Reader, m: LinuxSeccompArg)
 
 function size_nri$pkg$api$v1beta1$OptionalUInt32(m: OptionalUInt32, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalUInt32(m: OptionalUInt32, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalUInt32(): OptionalUInt32 {
@@ -2630,28 +2034,16 @@ function read_nri$pkg$api$v1beta1$OptionalUInt32(r: Reader, m: OptionalUInt32): 
 
 function size_nri$pkg$api$v1beta1$SecurityProfile(m: SecurityProfile, s: Sizes): number {
   let n = 0;
-  { const v = m.profileType; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.localhostRef; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.profileType; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.localhostRef; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$SecurityProfile(m: SecurityProfile, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.profileType; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.localhostRef; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.profileType; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.localhostRef; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$SecurityProfile(): SecurityProfile {
@@ -2681,28 +2073,16 @@ function read_nri$pkg$api$v1beta1$SecurityProfile(r: Reader, m: SecurityProfile)
 
 function size_nri$pkg$api$v1beta1$LinuxIOPriority(m: LinuxIOPriority, s: Sizes): number {
   let n = 0;
-  { const v = m.class; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.priority; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.class; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.priority; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxIOPriority(m: LinuxIOPriority, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.class; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.priority; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.class; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.priority; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxIOPriority(): LinuxIOPriority {
@@ -2732,22 +2112,14 @@ function read_nri$pkg$api$v1beta1$LinuxIOPriority(r: Reader, m: LinuxIOPriority)
 
 function size_nri$pkg$api$v1beta1$OptionalInt(m: OptionalInt, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalInt(m: OptionalInt, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalInt(): OptionalInt {
@@ -2776,58 +2148,26 @@ function read_nri$pkg$api$v1beta1$OptionalInt(r: Reader, m: OptionalInt): Option
 
 function size_nri$pkg$api$v1beta1$LinuxDevice(m: LinuxDevice, s: Sizes): number {
   let n = 0;
-  { const v = m.path; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.major; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.minor; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.fileMode; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalFileMode(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.uid; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.gid; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.major; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.minor; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.fileMode; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalFileMode(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.uid; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.gid; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxDevice(m: LinuxDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.path; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.major; if (v) {
-    buf[pos++] = 0x18; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.minor; if (v) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.fileMode; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalFileMode(v, buf, pos, s); }
-  } }
-  { const v = m.uid; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); }
-  } }
-  { const v = m.gid; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.major; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
+  { const v = m.minor; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
+  { const v = m.fileMode; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalFileMode(v, buf, pos, s); } } }
+  { const v = m.uid; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); } } }
+  { const v = m.gid; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalUInt32(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxDevice(): LinuxDevice {
@@ -2862,22 +2202,14 @@ function read_nri$pkg$api$v1beta1$LinuxDevice(r: Reader, m: LinuxDevice): LinuxD
 
 function size_nri$pkg$api$v1beta1$OptionalFileMode(m: OptionalFileMode, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalFileMode(m: OptionalFileMode, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalFileMode(): OptionalFileMode {
@@ -2906,28 +2238,16 @@ function read_nri$pkg$api$v1beta1$OptionalFileMode(r: Reader, m: OptionalFileMod
 
 function size_nri$pkg$api$v1beta1$LinuxNamespace(m: LinuxNamespace, s: Sizes): number {
   let n = 0;
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.path; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxNamespace(m: LinuxNamespace, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.path; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.path; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxNamespace(): LinuxNamespace {
@@ -2987,9 +2307,7 @@ function size_nri$pkg$api$v1beta1$Hooks(m: Hooks, s: Sizes): number {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -3024,9 +2342,7 @@ function write_nri$pkg$api$v1beta1$Hooks(m: Hooks, buf: Uint8Array, pos: number,
       { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Hook(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$Hooks(): Hooks {
@@ -3060,48 +2376,36 @@ function read_nri$pkg$api$v1beta1$Hooks(r: Reader, m: Hooks): Hooks {
 
 function size_nri$pkg$api$v1beta1$Hook(m: Hook, s: Sizes): number {
   let n = 0;
-  { const v = m.path; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const v = m.timeout; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.timeout; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$Hook(m: Hook, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.path; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x12; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const v = m.timeout; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.timeout; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$Hook(): Hook {
@@ -3133,44 +2437,28 @@ function read_nri$pkg$api$v1beta1$Hook(r: Reader, m: Hook): Hook {
 
 function size_nri$pkg$api$v1beta1$Mount(m: Mount, s: Sizes): number {
   let n = 0;
-  { const v = m.destination; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.type; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.source; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.destination; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.source; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.options; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$Mount(m: Mount, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.destination; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.type; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.source; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.destination; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.source; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
   { const a = m.options; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$Mount(): Mount {
@@ -3202,18 +2490,10 @@ function read_nri$pkg$api$v1beta1$Mount(r: Reader, m: Mount): Mount {
 
 function size_nri$pkg$api$v1beta1$PodSandbox(m: PodSandbox, s: Sizes): number {
   let n = 0;
-  { const v = m.id; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.uid; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.namespace; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.id; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.uid; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.namespace; if (v) { n += 1 + stringSize(s, v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -3221,8 +2501,8 @@ function size_nri$pkg$api$v1beta1$PodSandbox(m: PodSandbox, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -3234,53 +2514,37 @@ function size_nri$pkg$api$v1beta1$PodSandbox(m: PodSandbox, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.runtimeHandler; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxPodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.pid; if (v) {
-    n += 1 + varint32Size(v);
-  } }
+  { const v = m.runtimeHandler; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxPodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.pid; if (v) { n += 1 + varint32Size(v); } }
   { const a = m.ips; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PodSandbox(m: PodSandbox, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.id; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.uid; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.namespace; if (v) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.name; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.uid; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.namespace; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
@@ -3289,27 +2553,19 @@ function write_nri$pkg$api$v1beta1$PodSandbox(m: PodSandbox, buf: Uint8Array, po
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
-  { const v = m.runtimeHandler; if (v) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxPodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.pid; if (v) {
-    buf[pos++] = 0x48; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.runtimeHandler; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxPodSandbox(v, buf, pos, s); } } }
+  { const v = m.pid; if (v) { buf[pos++] = 0x48; pos = writeVarint32(buf, pos, v); } }
   { const a = m.ips; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x52; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PodSandbox(): PodSandbox {
@@ -3365,56 +2621,32 @@ function read_nri$pkg$api$v1beta1$PodSandbox(r: Reader, m: PodSandbox): PodSandb
 
 function size_nri$pkg$api$v1beta1$LinuxPodSandbox(m: LinuxPodSandbox, s: Sizes): number {
   let n = 0;
-  { const v = m.podOverhead; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.podResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupParent; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.podOverhead; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.podResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cgroupParent; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxPodSandbox(m: LinuxPodSandbox, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.podOverhead; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.podResources; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.cgroupParent; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.podOverhead; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.podResources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.cgroupParent; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxNamespace(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxPodSandbox(): LinuxPodSandbox {
@@ -3453,12 +2685,8 @@ function size_nri$pkg$api$v1beta1$SynchronizeResponse(m: SynchronizeResponse, s:
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.more; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.more; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -3468,12 +2696,8 @@ function write_nri$pkg$api$v1beta1$SynchronizeResponse(m: SynchronizeResponse, b
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.more; if (v) {
-    buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.more; if (v) { buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$SynchronizeResponse(): SynchronizeResponse {
@@ -3503,22 +2727,14 @@ function read_nri$pkg$api$v1beta1$SynchronizeResponse(r: Reader, m: SynchronizeR
 
 function size_nri$pkg$api$v1beta1$RunPodSandboxRequest(m: RunPodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RunPodSandboxRequest(m: RunPodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RunPodSandboxRequest(): RunPodSandboxRequest {
@@ -3547,16 +2763,12 @@ function read_nri$pkg$api$v1beta1$RunPodSandboxRequest(r: Reader, m: RunPodSandb
 
 function size_nri$pkg$api$v1beta1$RunPodSandboxResponse(m: RunPodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RunPodSandboxResponse(m: RunPodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RunPodSandboxResponse(): RunPodSandboxResponse {
@@ -3584,34 +2796,18 @@ function read_nri$pkg$api$v1beta1$RunPodSandboxResponse(r: Reader, m: RunPodSand
 
 function size_nri$pkg$api$v1beta1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.overheadLinuxResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.overheadLinuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.overheadLinuxResources; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.overheadLinuxResources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.linuxResources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$UpdatePodSandboxRequest(): UpdatePodSandboxRequest {
@@ -3642,16 +2838,12 @@ function read_nri$pkg$api$v1beta1$UpdatePodSandboxRequest(r: Reader, m: UpdatePo
 
 function size_nri$pkg$api$v1beta1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$UpdatePodSandboxResponse(): UpdatePodSandboxResponse {
@@ -3679,22 +2871,14 @@ function read_nri$pkg$api$v1beta1$UpdatePodSandboxResponse(r: Reader, m: UpdateP
 
 function size_nri$pkg$api$v1beta1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostUpdatePodSandboxRequest(): PostUpdatePodSandboxRequest {
@@ -3723,16 +2907,12 @@ function read_nri$pkg$api$v1beta1$PostUpdatePodSandboxRequest(r: Reader, m: Post
 
 function size_nri$pkg$api$v1beta1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostUpdatePodSandboxResponse(): PostUpdatePodSandboxResponse {
@@ -3760,22 +2940,14 @@ function read_nri$pkg$api$v1beta1$PostUpdatePodSandboxResponse(r: Reader, m: Pos
 
 function size_nri$pkg$api$v1beta1$StopPodSandboxRequest(m: StopPodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$StopPodSandboxRequest(m: StopPodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$StopPodSandboxRequest(): StopPodSandboxRequest {
@@ -3804,16 +2976,12 @@ function read_nri$pkg$api$v1beta1$StopPodSandboxRequest(r: Reader, m: StopPodSan
 
 function size_nri$pkg$api$v1beta1$StopPodSandboxResponse(m: StopPodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$StopPodSandboxResponse(m: StopPodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$StopPodSandboxResponse(): StopPodSandboxResponse {
@@ -3841,22 +3009,14 @@ function read_nri$pkg$api$v1beta1$StopPodSandboxResponse(r: Reader, m: StopPodSa
 
 function size_nri$pkg$api$v1beta1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RemovePodSandboxRequest(): RemovePodSandboxRequest {
@@ -3885,16 +3045,12 @@ function read_nri$pkg$api$v1beta1$RemovePodSandboxRequest(r: Reader, m: RemovePo
 
 function size_nri$pkg$api$v1beta1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RemovePodSandboxResponse(): RemovePodSandboxResponse {
@@ -3922,28 +3078,16 @@ function read_nri$pkg$api$v1beta1$RemovePodSandboxResponse(r: Reader, m: RemoveP
 
 function size_nri$pkg$api$v1beta1$CreateContainerRequest(m: CreateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$CreateContainerRequest(m: CreateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$CreateContainerRequest(): CreateContainerRequest {
@@ -3973,9 +3117,7 @@ function read_nri$pkg$api$v1beta1$CreateContainerRequest(r: Reader, m: CreateCon
 
 function size_nri$pkg$api$v1beta1$CreateContainerResponse(m: CreateContainerResponse, s: Sizes): number {
   let n = 0;
-  { const v = m.adjust; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.adjust; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -3986,16 +3128,12 @@ function size_nri$pkg$api$v1beta1$CreateContainerResponse(m: CreateContainerResp
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$CreateContainerResponse(m: CreateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.adjust; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerAdjustment(v, buf, pos, s); }
-  } }
+  { const v = m.adjust; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerAdjustment(v, buf, pos, s); } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, buf, pos, s); }
@@ -4006,9 +3144,7 @@ function write_nri$pkg$api$v1beta1$CreateContainerResponse(m: CreateContainerRes
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerEviction(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$CreateContainerResponse(): CreateContainerResponse {
@@ -4046,8 +3182,8 @@ function size_nri$pkg$api$v1beta1$ContainerAdjustment(m: ContainerAdjustment, s:
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -4062,12 +3198,8 @@ function size_nri$pkg$api$v1beta1$ContainerAdjustment(m: ContainerAdjustment, s:
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$KeyValue(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linux; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.hooks; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$POSIXRlimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -4080,12 +3212,10 @@ function size_nri$pkg$api$v1beta1$ContainerAdjustment(m: ContainerAdjustment, s:
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -4096,8 +3226,8 @@ function write_nri$pkg$api$v1beta1$ContainerAdjustment(m: ContainerAdjustment, b
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x12; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
@@ -4110,12 +3240,8 @@ function write_nri$pkg$api$v1beta1$ContainerAdjustment(m: ContainerAdjustment, b
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$KeyValue(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.hooks; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Hooks(v, buf, pos, s); }
-  } }
-  { const v = m.linux; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxContainerAdjustment(v, buf, pos, s); }
-  } }
+  { const v = m.hooks; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Hooks(v, buf, pos, s); } } }
+  { const v = m.linux; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxContainerAdjustment(v, buf, pos, s); } } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$POSIXRlimit(a[i]!, buf, pos, s); }
@@ -4128,12 +3254,10 @@ function write_nri$pkg$api$v1beta1$ContainerAdjustment(m: ContainerAdjustment, b
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x4a; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ContainerAdjustment(): ContainerAdjustment {
@@ -4183,21 +3307,11 @@ function size_nri$pkg$api$v1beta1$LinuxContainerAdjustment(m: LinuxContainerAdju
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.oomScoreAdj; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.ioPriority; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.seccompPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -4210,8 +3324,8 @@ function size_nri$pkg$api$v1beta1$LinuxContainerAdjustment(m: LinuxContainerAdju
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -4223,24 +3337,16 @@ function size_nri$pkg$api$v1beta1$LinuxContainerAdjustment(m: LinuxContainerAdju
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxNetDevice(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.memoryPolicy; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxMemoryPolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.scheduler; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.rdt; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.memoryPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxMemoryPolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -4250,21 +3356,11 @@ function write_nri$pkg$api$v1beta1$LinuxContainerAdjustment(m: LinuxContainerAdj
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxDevice(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.resources; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const v = m.cgroupsPath; if (v) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.oomScoreAdj; if (v != null) {
-    { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt(v, buf, pos, s); }
-  } }
-  { const v = m.ioPriority; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxIOPriority(v, buf, pos, s); }
-  } }
-  { const v = m.seccompPolicy; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxSeccomp(v, buf, pos, s); }
-  } }
+  { const v = m.resources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.oomScoreAdj; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OptionalInt(v, buf, pos, s); } } }
+  { const v = m.ioPriority; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxIOPriority(v, buf, pos, s); } } }
+  { const v = m.seccompPolicy; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxSeccomp(v, buf, pos, s); } } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxNamespace(a[i]!, buf, pos, s); }
@@ -4276,8 +3372,8 @@ function write_nri$pkg$api$v1beta1$LinuxContainerAdjustment(m: LinuxContainerAdj
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x42; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
@@ -4286,22 +3382,14 @@ function write_nri$pkg$api$v1beta1$LinuxContainerAdjustment(m: LinuxContainerAdj
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxNetDevice(v, buf, pos, s); }
     }
   } }
-  { const v = m.scheduler; if (v != null) {
-    { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxScheduler(v, buf, pos, s); }
-  } }
-  { const v = m.rdt; if (v != null) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxRdt(v, buf, pos, s); }
-  } }
-  { const v = m.memoryPolicy; if (v != null) {
-    { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxMemoryPolicy(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.scheduler; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxScheduler(v, buf, pos, s); } } }
+  { const v = m.rdt; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxRdt(v, buf, pos, s); } } }
+  { const v = m.memoryPolicy; if (v != null) { { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxMemoryPolicy(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxContainerAdjustment(): LinuxContainerAdjustment {
@@ -4359,35 +3447,21 @@ function read_nri$pkg$api$v1beta1$LinuxContainerAdjustment(r: Reader, m: LinuxCo
 
 function size_nri$pkg$api$v1beta1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, s: Sizes): number {
   let n = 0;
-  { const v = m.mode; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.nodes; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.mode; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.nodes; if (v) { n += 1 + stringSize(s, v); } }
+  { const a = m.flags; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.mode; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.nodes; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.mode; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.nodes; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$LinuxMemoryPolicy(): LinuxMemoryPolicy {
@@ -4419,28 +3493,16 @@ function read_nri$pkg$api$v1beta1$LinuxMemoryPolicy(r: Reader, m: LinuxMemoryPol
 
 function size_nri$pkg$api$v1beta1$KeyValue(m: KeyValue, s: Sizes): number {
   let n = 0;
-  { const v = m.key; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.value; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$KeyValue(m: KeyValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.key; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.value; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$KeyValue(): KeyValue {
@@ -4470,28 +3532,16 @@ function read_nri$pkg$api$v1beta1$KeyValue(r: Reader, m: KeyValue): KeyValue {
 
 function size_nri$pkg$api$v1beta1$PostCreateContainerRequest(m: PostCreateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostCreateContainerRequest(m: PostCreateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostCreateContainerRequest(): PostCreateContainerRequest {
@@ -4521,16 +3571,12 @@ function read_nri$pkg$api$v1beta1$PostCreateContainerRequest(r: Reader, m: PostC
 
 function size_nri$pkg$api$v1beta1$PostCreateContainerResponse(m: PostCreateContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostCreateContainerResponse(m: PostCreateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostCreateContainerResponse(): PostCreateContainerResponse {
@@ -4558,28 +3604,16 @@ function read_nri$pkg$api$v1beta1$PostCreateContainerResponse(r: Reader, m: Post
 
 function size_nri$pkg$api$v1beta1$StartContainerRequest(m: StartContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$StartContainerRequest(m: StartContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$StartContainerRequest(): StartContainerRequest {
@@ -4609,16 +3643,12 @@ function read_nri$pkg$api$v1beta1$StartContainerRequest(r: Reader, m: StartConta
 
 function size_nri$pkg$api$v1beta1$StartContainerResponse(m: StartContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$StartContainerResponse(m: StartContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$StartContainerResponse(): StartContainerResponse {
@@ -4646,28 +3676,16 @@ function read_nri$pkg$api$v1beta1$StartContainerResponse(r: Reader, m: StartCont
 
 function size_nri$pkg$api$v1beta1$PostStartContainerRequest(m: PostStartContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostStartContainerRequest(m: PostStartContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostStartContainerRequest(): PostStartContainerRequest {
@@ -4697,16 +3715,12 @@ function read_nri$pkg$api$v1beta1$PostStartContainerRequest(r: Reader, m: PostSt
 
 function size_nri$pkg$api$v1beta1$PostStartContainerResponse(m: PostStartContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostStartContainerResponse(m: PostStartContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostStartContainerResponse(): PostStartContainerResponse {
@@ -4734,34 +3748,18 @@ function read_nri$pkg$api$v1beta1$PostStartContainerResponse(r: Reader, m: PostS
 
 function size_nri$pkg$api$v1beta1$UpdateContainerRequest(m: UpdateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.linuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$UpdateContainerRequest(m: UpdateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const v = m.linuxResources; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  { const v = m.linuxResources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$LinuxResources(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$UpdateContainerRequest(): UpdateContainerRequest {
@@ -4802,9 +3800,7 @@ function size_nri$pkg$api$v1beta1$UpdateContainerResponse(m: UpdateContainerResp
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -4819,9 +3815,7 @@ function write_nri$pkg$api$v1beta1$UpdateContainerResponse(m: UpdateContainerRes
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerEviction(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$UpdateContainerResponse(): UpdateContainerResponse {
@@ -4851,28 +3845,16 @@ function read_nri$pkg$api$v1beta1$UpdateContainerResponse(r: Reader, m: UpdateCo
 
 function size_nri$pkg$api$v1beta1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostUpdateContainerRequest(): PostUpdateContainerRequest {
@@ -4902,16 +3884,12 @@ function read_nri$pkg$api$v1beta1$PostUpdateContainerRequest(r: Reader, m: PostU
 
 function size_nri$pkg$api$v1beta1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PostUpdateContainerResponse(): PostUpdateContainerResponse {
@@ -4939,28 +3917,16 @@ function read_nri$pkg$api$v1beta1$PostUpdateContainerResponse(r: Reader, m: Post
 
 function size_nri$pkg$api$v1beta1$StopContainerRequest(m: StopContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$StopContainerRequest(m: StopContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$StopContainerRequest(): StopContainerRequest {
@@ -4995,9 +3961,7 @@ function size_nri$pkg$api$v1beta1$StopContainerResponse(m: StopContainerResponse
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5007,9 +3971,7 @@ function write_nri$pkg$api$v1beta1$StopContainerResponse(m: StopContainerRespons
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$StopContainerResponse(): StopContainerResponse {
@@ -5038,28 +4000,16 @@ function read_nri$pkg$api$v1beta1$StopContainerResponse(r: Reader, m: StopContai
 
 function size_nri$pkg$api$v1beta1$RemoveContainerRequest(m: RemoveContainerRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RemoveContainerRequest(m: RemoveContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RemoveContainerRequest(): RemoveContainerRequest {
@@ -5089,16 +4039,12 @@ function read_nri$pkg$api$v1beta1$RemoveContainerRequest(r: Reader, m: RemoveCon
 
 function size_nri$pkg$api$v1beta1$RemoveContainerResponse(m: RemoveContainerResponse, s: Sizes): number {
   let n = 0;
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$RemoveContainerResponse(m: RemoveContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$RemoveContainerResponse(): RemoveContainerResponse {
@@ -5126,60 +4072,40 @@ function read_nri$pkg$api$v1beta1$RemoveContainerResponse(r: Reader, m: RemoveCo
 
 function size_nri$pkg$api$v1beta1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, s: Sizes): number {
   let n = 0;
-  { const v = m.pod; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.container; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.adjust; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.adjust; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.owners; if (v != null) {
-    { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OwningPlugins(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.owners; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$OwningPlugins(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.plugins; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$PluginInstance(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); }
-  } }
-  { const v = m.container; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); }
-  } }
-  { const v = m.adjust; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerAdjustment(v, buf, pos, s); }
-  } }
+  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PodSandbox(v, buf, pos, s); } } }
+  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$Container(v, buf, pos, s); } } }
+  { const v = m.adjust; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerAdjustment(v, buf, pos, s); } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$ContainerUpdate(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.owners; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OwningPlugins(v, buf, pos, s); }
-  } }
+  { const v = m.owners; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$OwningPlugins(v, buf, pos, s); } } }
   { const a = m.plugins; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$PluginInstance(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ValidateContainerAdjustmentRequest(): ValidateContainerAdjustmentRequest {
@@ -5213,28 +4139,16 @@ function read_nri$pkg$api$v1beta1$ValidateContainerAdjustmentRequest(r: Reader, 
 
 function size_nri$pkg$api$v1beta1$PluginInstance(m: PluginInstance, s: Sizes): number {
   let n = 0;
-  { const v = m.name; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.index; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.index; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$PluginInstance(m: PluginInstance, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.index; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.index; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$PluginInstance(): PluginInstance {
@@ -5271,15 +4185,13 @@ function size_nri$pkg$api$v1beta1$OwningPlugins(m: OwningPlugins, s: Sizes): num
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_nri$pkg$api$v1beta1$FieldOwners(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5290,13 +4202,11 @@ function write_nri$pkg$api$v1beta1$OwningPlugins(m: OwningPlugins, buf: Uint8Arr
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$FieldOwners(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OwningPlugins(): OwningPlugins {
@@ -5342,7 +4252,7 @@ function size_nri$pkg$api$v1beta1$FieldOwners(m: FieldOwners, s: Sizes): number 
       const ek = s.reserve();
       let e = 0;
       e += 1 + int32Size(Number(k));
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -5360,9 +4270,7 @@ function size_nri$pkg$api$v1beta1$FieldOwners(m: FieldOwners, s: Sizes): number 
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5374,7 +4282,7 @@ function write_nri$pkg$api$v1beta1$FieldOwners(m: FieldOwners, buf: Uint8Array, 
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
       buf[pos++] = 0x8; pos = writeInt32(buf, pos, Number(k));
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.compound as unknown as Record<string, CompoundFieldOwners>; if (r !== undefined) {
@@ -5387,9 +4295,7 @@ function write_nri$pkg$api$v1beta1$FieldOwners(m: FieldOwners, buf: Uint8Array, 
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1beta1$CompoundFieldOwners(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$FieldOwners(): FieldOwners {
@@ -5444,15 +4350,13 @@ function size_nri$pkg$api$v1beta1$CompoundFieldOwners(m: CompoundFieldOwners, s:
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -5463,13 +4367,11 @@ function write_nri$pkg$api$v1beta1$CompoundFieldOwners(m: CompoundFieldOwners, b
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$CompoundFieldOwners(): CompoundFieldOwners {
@@ -5507,28 +4409,16 @@ function read_nri$pkg$api$v1beta1$CompoundFieldOwners(r: Reader, m: CompoundFiel
 
 function size_nri$pkg$api$v1beta1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, s: Sizes): number {
   let n = 0;
-  { const v = m.reject; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.reason; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.reject; if (v) { n += 1 + 1; } }
+  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.reject; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.reason; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.reject; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$ValidateContainerAdjustmentResponse(): ValidateContainerAdjustmentResponse {
@@ -5558,22 +4448,14 @@ function read_nri$pkg$api$v1beta1$ValidateContainerAdjustmentResponse(r: Reader,
 
 function size_nri$pkg$api$v1beta1$OptionalInt32(m: OptionalInt32, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_nri$pkg$api$v1beta1$OptionalInt32(m: OptionalInt32, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_nri$pkg$api$v1beta1$OptionalInt32(): OptionalInt32 {

@@ -20,13 +20,13 @@ const tagLen = (no: number, wireType: number): number => tagBytes(no, wireType).
 
 /** Size and write code of one string value `v` under tag (no, 2). */
 function stringValue(p: Parts, no: number, v: string, ind: string, add = "n"): void {
-  p.size.push(`${ind}{ const l = @{utf8Length}(${v}); s.push(l); ${add} += ${tagLen(no, 2)} + @{varint32Size}(l) + l; }`);
-  p.write.push(`${ind}{ ${tagWrite(no, 2)} const l = s.next(); pos = @{writeVarint32}(buf, pos, l); pos = @{writeUtf8}(buf, pos, ${v}, l); }`);
+  p.size.push(`${ind}${add} += ${tagLen(no, 2)} + @{stringSize}(s, ${v});`);
+  p.write.push(`${ind}${tagWrite(no, 2)} pos = @{writeString}(buf, pos, ${v}, s);`);
 }
 
 function bytesValue(p: Parts, no: number, v: string, ind: string, add = "n"): void {
-  p.size.push(`${ind}${add} += ${tagLen(no, 2)} + @{varint32Size}(${v}.length) + ${v}.length;`);
-  p.write.push(`${ind}${tagWrite(no, 2)} pos = @{writeVarint32}(buf, pos, ${v}.length); pos = @{writeBytes}(buf, pos, ${v});`);
+  p.size.push(`${ind}${add} += ${tagLen(no, 2)} + @{bytesSize}(${v});`);
+  p.write.push(`${ind}${tagWrite(no, 2)} pos = @{writeLengthBytes}(buf, pos, ${v});`);
 }
 
 function messageValue(p: Parts, no: number, m: DescMessage, v: string, ind: string, add = "n"): void {
@@ -101,11 +101,14 @@ function singular(p: Parts, f: DescField, v: string, ind: string): void {
   }
 }
 
-function field(p: Parts, f: DescField): void {
+function field(out: Parts, f: DescField): void {
   const get = `m.${f.localName}`;
-  const open = (cond: string, head: string): void => {
-    p.size.push(`  { ${head} if (${cond}) {`);
-    p.write.push(`  { ${head} if (${cond}) {`);
+  const p: Parts = { size: [], write: [] };
+  let head = "";
+  let cond = "";
+  const open = (c: string, h: string): void => {
+    cond = c;
+    head = h;
   };
   switch (f.fieldKind) {
     case "scalar":
@@ -138,13 +141,13 @@ function field(p: Parts, f: DescField): void {
         p.write.push("    }");
       } else if (f.packed && t !== ScalarType.STRING && t !== ScalarType.BYTES) {
         const c = scalarCode(t, long);
-        const head = tagWrite(f.number, 2);
+        const tagW = tagWrite(f.number, 2);
         if (c.fixed !== undefined) {
           p.size.push(`    n += ${tagLen(f.number, 2)} + @{varint32Size}(a.length * ${c.fixed}) + a.length * ${c.fixed};`);
-          p.write.push(`    ${head} pos = @{writeVarint32}(buf, pos, a.length * ${c.fixed});`);
+          p.write.push(`    ${tagW} pos = @{writeVarint32}(buf, pos, a.length * ${c.fixed});`);
         } else {
           p.size.push(`    let d = 0; ${loop} d += ${c.size("a[i]!")}; s.push(d); n += ${tagLen(f.number, 2)} + @{varint32Size}(d) + d;`);
-          p.write.push(`    ${head} pos = @{writeVarint32}(buf, pos, s.next());`);
+          p.write.push(`    ${tagW} pos = @{writeVarint32}(buf, pos, s.next());`);
         }
         p.write.push(`    ${loop} { ${c.write("a[i]!")} }`);
       } else {
@@ -172,8 +175,14 @@ function field(p: Parts, f: DescField): void {
       break;
     }
   }
-  p.size.push("  } }");
-  p.write.push("  } }");
+  // One line for a one-statement field, a block otherwise.
+  for (const [lines, into] of [
+    [p.size, out.size],
+    [p.write, out.write],
+  ] as const) {
+    if (lines.length === 1) into.push(`  { ${head} if (${cond}) { ${lines[0]!.trim()} } }`);
+    else into.push(`  { ${head} if (${cond}) {`, ...lines, "  } }");
+  }
 }
 
 /** A map key (a property name) as the value its scalar type writes, as protobuf-es converts it. */
@@ -199,16 +208,8 @@ export function emitEncoder(m: DescMessage): string {
   const id = idOf(m);
   const p: Parts = { size: [], write: [] };
   for (const f of [...m.fields].sort((a, b) => a.number - b.number)) field(p, f);
-  p.size.push(
-    "  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {",
-    "    const f = u[i]!; n += @{varint32Size}((f.no * 8 + f.wireType) >>> 0) + f.data.length;",
-    "  } }",
-  );
-  p.write.push(
-    "  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {",
-    "    const f = u[i]!; pos = @{writeVarint32}(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = @{writeBytes}(buf, pos, f.data);",
-    "  } }",
-  );
+  p.size.push("  if (m.$unknown !== undefined) n += @{unknownSize}(m.$unknown);");
+  p.write.push("  if (m.$unknown !== undefined) pos = @{writeUnknown}(buf, pos, m.$unknown);");
   const T = shapeRef(m);
   return [
     `function size_${id}(m: ${T}, s: @{Sizes}): number {`,

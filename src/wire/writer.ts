@@ -4,6 +4,9 @@
  * takes. Encoders measure once, allocate once, then write.
  */
 
+import type { UnknownField } from "@bufbuild/protobuf";
+import { utf8Length, writeUtf8 } from "./utf8.js";
+
 const TWO_32 = 4294967296;
 
 const f64 = new DataView(new ArrayBuffer(8));
@@ -205,6 +208,51 @@ export class Sizes {
   next(): number {
     return this.a[this.i++]!;
   }
+}
+
+/** Bytes of a string value after its tag (length and UTF-8); records the UTF-8 length in `s`. */
+export function stringSize(s: Sizes, v: string): number {
+  const l = utf8Length(v);
+  s.push(l);
+  return varint32Size(l) + l;
+}
+
+/** Writes a string value measured by stringSize: its length, then its UTF-8 in place. */
+export function writeString(buf: Uint8Array, pos: number, v: string, s: Sizes): number {
+  const l = s.next();
+  pos = writeVarint32(buf, pos, l);
+  return writeUtf8(buf, pos, v, l);
+}
+
+/** Bytes of a bytes value after its tag. */
+export function bytesSize(v: Uint8Array): number {
+  return varint32Size(v.length) + v.length;
+}
+
+/** Writes a bytes value: its length, then the bytes. */
+export function writeLengthBytes(buf: Uint8Array, pos: number, v: Uint8Array): number {
+  pos = writeVarint32(buf, pos, v.length);
+  return writeBytes(buf, pos, v);
+}
+
+/** Bytes of unknown fields as protobuf-es keeps them: each tag, then its raw data. */
+export function unknownSize(u: readonly UnknownField[]): number {
+  let n = 0;
+  for (let i = 0; i < u.length; i++) {
+    const f = u[i]!;
+    n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
+  }
+  return n;
+}
+
+/** Writes unknown fields after the known ones, where protobuf-es writes them. */
+export function writeUnknown(buf: Uint8Array, pos: number, u: readonly UnknownField[]): number {
+  for (let i = 0; i < u.length; i++) {
+    const f = u[i]!;
+    pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0);
+    pos = writeBytes(buf, pos, f.data);
+  }
+  return pos;
 }
 
 /** The Sizes every generated encoder shares. */

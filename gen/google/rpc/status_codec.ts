@@ -7,7 +7,7 @@
 
 import type { Status } from "./status_pb.js";
 import { StatusSchema } from "./status_pb.js";
-import { allocate, decodeFailure, int32Size, Reader, registerCodec, sizes, Sizes, utf8Length, varint32Size, writeBytes, writeInt32, writeUtf8, writeVarint32 } from "../../../src/wire/index.js";
+import { allocate, bytesSize, decodeFailure, int32Size, Reader, registerCodec, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../../src/wire/index.js";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
@@ -18,38 +18,26 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 
 function size_google$rpc$Status(m: Status, s: Sizes): number {
   let n = 0;
-  { const v = m.code; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.message; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.code; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.message; if (v) { n += 1 + stringSize(s, v); } }
   { const a = m.details; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_google$protobuf$Any(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$rpc$Status(m: Status, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.code; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.message; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
+  { const v = m.code; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.message; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
   { const a = m.details; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$rpc$Status(): Status {
@@ -80,28 +68,16 @@ function read_google$rpc$Status(r: Reader, m: Status): Status {
 
 function size_google$protobuf$Any(m: Any, s: Sizes): number {
   let n = 0;
-  { const v = m.typeUrl; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.typeUrl; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0x12; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Any(): Any {

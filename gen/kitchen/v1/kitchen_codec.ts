@@ -8,7 +8,7 @@
 
 import type { Choices, Maps, Optionals, Repeated, Scalars, Tree, Tree_Leaf, WellKnown } from "./kitchen_pb.js";
 import { ChoicesSchema, MapsSchema, OptionalsSchema, RepeatedSchema, ScalarsSchema, Tree_LeafSchema, TreeSchema, WellKnownSchema } from "./kitchen_pb.js";
-import { allocate, decodeFailure, int32Size, int64Size, Reader, registerCodec, setOwn, sint64Size, sizes, Sizes, utf8Length, varint32Size, writeBytes, writeDouble, writeFixed32, writeFixed64, writeFloat, writeInt32, writeInt64, writeSint64, writeUtf8, writeVarint32, zigzag32 } from "../../../src/wire/index.js";
+import { allocate, bytesSize, decodeFailure, int32Size, int64Size, Reader, registerCodec, setOwn, sint64Size, sizes, Sizes, stringSize, unknownSize, varint32Size, writeDouble, writeFixed32, writeFixed64, writeFloat, writeInt32, writeInt64, writeLengthBytes, writeSint64, writeString, writeUnknown, writeVarint32, zigzag32 } from "../../../src/wire/index.js";
 import type { Any, BoolValue, BytesValue, DoubleValue, Duration, FloatValue, Int32Value, Int64Value, ListValue, StringValue, Struct, Timestamp, UInt32Value, Value } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
@@ -20,136 +20,52 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 
 function size_kitchen$v1$Scalars(m: Scalars, s: Sizes): number {
   let n = 0;
-  { const v = m.fDouble; if (v !== undefined && !Object.is(v, 0)) {
-    n += 1 + 8;
-  } }
-  { const v = m.fFloat; if (v !== undefined && !Object.is(v, 0)) {
-    n += 1 + 4;
-  } }
-  { const v = m.fInt32; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.fInt64; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.fUint32; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const v = m.fUint64; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.fSint32; if (v) {
-    n += 1 + varint32Size(zigzag32(v));
-  } }
-  { const v = m.fSint64; if (v) {
-    n += 1 + sint64Size(v);
-  } }
-  { const v = m.fFixed32; if (v) {
-    n += 1 + 4;
-  } }
-  { const v = m.fFixed64; if (v) {
-    n += 1 + 8;
-  } }
-  { const v = m.fSfixed32; if (v) {
-    n += 1 + 4;
-  } }
-  { const v = m.fSfixed64; if (v) {
-    n += 1 + 8;
-  } }
-  { const v = m.fBool; if (v) {
-    n += 1 + 1;
-  } }
-  { const v = m.fString; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.fBytes; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const v = m.fEnum; if (v) {
-    n += 2 + int32Size(v);
-  } }
-  { const v = m.fInt64Str; if (v && v !== "0") {
-    n += 2 + int64Size(v);
-  } }
-  { const v = m.fUint64Str; if (v && v !== "0") {
-    n += 2 + int64Size(v);
-  } }
-  { const v = m.fFixed64Str; if (v && v !== "0") {
-    n += 2 + 8;
-  } }
-  { const v = m.fSint64Str; if (v && v !== "0") {
-    n += 2 + sint64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.fDouble; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 8; } }
+  { const v = m.fFloat; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 4; } }
+  { const v = m.fInt32; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.fInt64; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.fUint32; if (v) { n += 1 + varint32Size(v); } }
+  { const v = m.fUint64; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.fSint32; if (v) { n += 1 + varint32Size(zigzag32(v)); } }
+  { const v = m.fSint64; if (v) { n += 1 + sint64Size(v); } }
+  { const v = m.fFixed32; if (v) { n += 1 + 4; } }
+  { const v = m.fFixed64; if (v) { n += 1 + 8; } }
+  { const v = m.fSfixed32; if (v) { n += 1 + 4; } }
+  { const v = m.fSfixed64; if (v) { n += 1 + 8; } }
+  { const v = m.fBool; if (v) { n += 1 + 1; } }
+  { const v = m.fString; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.fBytes; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  { const v = m.fEnum; if (v) { n += 2 + int32Size(v); } }
+  { const v = m.fInt64Str; if (v && v !== "0") { n += 2 + int64Size(v); } }
+  { const v = m.fUint64Str; if (v && v !== "0") { n += 2 + int64Size(v); } }
+  { const v = m.fFixed64Str; if (v && v !== "0") { n += 2 + 8; } }
+  { const v = m.fSint64Str; if (v && v !== "0") { n += 2 + sint64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_kitchen$v1$Scalars(m: Scalars, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.fDouble; if (v !== undefined && !Object.is(v, 0)) {
-    buf[pos++] = 0x9; pos = writeDouble(buf, pos, v);
-  } }
-  { const v = m.fFloat; if (v !== undefined && !Object.is(v, 0)) {
-    buf[pos++] = 0x15; pos = writeFloat(buf, pos, v);
-  } }
-  { const v = m.fInt32; if (v) {
-    buf[pos++] = 0x18; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.fInt64; if (v) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.fUint32; if (v) {
-    buf[pos++] = 0x28; pos = writeVarint32(buf, pos, v);
-  } }
-  { const v = m.fUint64; if (v) {
-    buf[pos++] = 0x30; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.fSint32; if (v) {
-    buf[pos++] = 0x38; pos = writeVarint32(buf, pos, zigzag32(v));
-  } }
-  { const v = m.fSint64; if (v) {
-    buf[pos++] = 0x40; pos = writeSint64(buf, pos, v);
-  } }
-  { const v = m.fFixed32; if (v) {
-    buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, v);
-  } }
-  { const v = m.fFixed64; if (v) {
-    buf[pos++] = 0x51; pos = writeFixed64(buf, pos, v);
-  } }
-  { const v = m.fSfixed32; if (v) {
-    buf[pos++] = 0x5d; pos = writeFixed32(buf, pos, v);
-  } }
-  { const v = m.fSfixed64; if (v) {
-    buf[pos++] = 0x61; pos = writeFixed64(buf, pos, v);
-  } }
-  { const v = m.fBool; if (v) {
-    buf[pos++] = 0x68; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.fString; if (v) {
-    { buf[pos++] = 0x72; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.fBytes; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0x7a; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const v = m.fEnum; if (v) {
-    buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.fInt64Str; if (v && v !== "0") {
-    buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.fUint64Str; if (v && v !== "0") {
-    buf[pos++] = 0x90; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.fFixed64Str; if (v && v !== "0") {
-    buf[pos++] = 0x99; buf[pos++] = 0x1; pos = writeFixed64(buf, pos, v);
-  } }
-  { const v = m.fSint64Str; if (v && v !== "0") {
-    buf[pos++] = 0xa0; buf[pos++] = 0x1; pos = writeSint64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.fDouble; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0x9; pos = writeDouble(buf, pos, v); } }
+  { const v = m.fFloat; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0x15; pos = writeFloat(buf, pos, v); } }
+  { const v = m.fInt32; if (v) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
+  { const v = m.fInt64; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
+  { const v = m.fUint32; if (v) { buf[pos++] = 0x28; pos = writeVarint32(buf, pos, v); } }
+  { const v = m.fUint64; if (v) { buf[pos++] = 0x30; pos = writeInt64(buf, pos, v); } }
+  { const v = m.fSint32; if (v) { buf[pos++] = 0x38; pos = writeVarint32(buf, pos, zigzag32(v)); } }
+  { const v = m.fSint64; if (v) { buf[pos++] = 0x40; pos = writeSint64(buf, pos, v); } }
+  { const v = m.fFixed32; if (v) { buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, v); } }
+  { const v = m.fFixed64; if (v) { buf[pos++] = 0x51; pos = writeFixed64(buf, pos, v); } }
+  { const v = m.fSfixed32; if (v) { buf[pos++] = 0x5d; pos = writeFixed32(buf, pos, v); } }
+  { const v = m.fSfixed64; if (v) { buf[pos++] = 0x61; pos = writeFixed64(buf, pos, v); } }
+  { const v = m.fBool; if (v) { buf[pos++] = 0x68; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.fString; if (v) { buf[pos++] = 0x72; pos = writeString(buf, pos, v, s); } }
+  { const v = m.fBytes; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x7a; pos = writeLengthBytes(buf, pos, v); } }
+  { const v = m.fEnum; if (v) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
+  { const v = m.fInt64Str; if (v && v !== "0") { buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v); } }
+  { const v = m.fUint64Str; if (v && v !== "0") { buf[pos++] = 0x90; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v); } }
+  { const v = m.fFixed64Str; if (v && v !== "0") { buf[pos++] = 0x99; buf[pos++] = 0x1; pos = writeFixed64(buf, pos, v); } }
+  { const v = m.fSint64Str; if (v && v !== "0") { buf[pos++] = 0xa0; buf[pos++] = 0x1; pos = writeSint64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Scalars(): Scalars {
@@ -197,118 +113,46 @@ function read_kitchen$v1$Scalars(r: Reader, m: Scalars): Scalars {
 
 function size_kitchen$v1$Optionals(m: Optionals, s: Sizes): number {
   let n = 0;
-  { const v = m.oDouble; if (v != null) {
-    n += 1 + 8;
-  } }
-  { const v = m.oFloat; if (v != null) {
-    n += 1 + 4;
-  } }
-  { const v = m.oInt32; if (v != null) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.oInt64; if (v != null) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.oUint32; if (v != null) {
-    n += 1 + varint32Size(v);
-  } }
-  { const v = m.oUint64; if (v != null) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.oSint32; if (v != null) {
-    n += 1 + varint32Size(zigzag32(v));
-  } }
-  { const v = m.oSint64; if (v != null) {
-    n += 1 + sint64Size(v);
-  } }
-  { const v = m.oFixed32; if (v != null) {
-    n += 1 + 4;
-  } }
-  { const v = m.oFixed64; if (v != null) {
-    n += 1 + 8;
-  } }
-  { const v = m.oSfixed32; if (v != null) {
-    n += 1 + 4;
-  } }
-  { const v = m.oSfixed64; if (v != null) {
-    n += 1 + 8;
-  } }
-  { const v = m.oBool; if (v != null) {
-    n += 1 + 1;
-  } }
-  { const v = m.oString; if (v != null) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.oBytes; if (v != null) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const v = m.oEnum; if (v != null) {
-    n += 2 + int32Size(v);
-  } }
-  { const v = m.oMessage; if (v != null) {
-    { const k = s.reserve(); const l = size_kitchen$v1$Scalars(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.oDouble; if (v != null) { n += 1 + 8; } }
+  { const v = m.oFloat; if (v != null) { n += 1 + 4; } }
+  { const v = m.oInt32; if (v != null) { n += 1 + int32Size(v); } }
+  { const v = m.oInt64; if (v != null) { n += 1 + int64Size(v); } }
+  { const v = m.oUint32; if (v != null) { n += 1 + varint32Size(v); } }
+  { const v = m.oUint64; if (v != null) { n += 1 + int64Size(v); } }
+  { const v = m.oSint32; if (v != null) { n += 1 + varint32Size(zigzag32(v)); } }
+  { const v = m.oSint64; if (v != null) { n += 1 + sint64Size(v); } }
+  { const v = m.oFixed32; if (v != null) { n += 1 + 4; } }
+  { const v = m.oFixed64; if (v != null) { n += 1 + 8; } }
+  { const v = m.oSfixed32; if (v != null) { n += 1 + 4; } }
+  { const v = m.oSfixed64; if (v != null) { n += 1 + 8; } }
+  { const v = m.oBool; if (v != null) { n += 1 + 1; } }
+  { const v = m.oString; if (v != null) { n += 1 + stringSize(s, v); } }
+  { const v = m.oBytes; if (v != null) { n += 1 + bytesSize(v); } }
+  { const v = m.oEnum; if (v != null) { n += 2 + int32Size(v); } }
+  { const v = m.oMessage; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Scalars(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_kitchen$v1$Optionals(m: Optionals, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.oDouble; if (v != null) {
-    buf[pos++] = 0x9; pos = writeDouble(buf, pos, v);
-  } }
-  { const v = m.oFloat; if (v != null) {
-    buf[pos++] = 0x15; pos = writeFloat(buf, pos, v);
-  } }
-  { const v = m.oInt32; if (v != null) {
-    buf[pos++] = 0x18; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.oInt64; if (v != null) {
-    buf[pos++] = 0x20; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.oUint32; if (v != null) {
-    buf[pos++] = 0x28; pos = writeVarint32(buf, pos, v);
-  } }
-  { const v = m.oUint64; if (v != null) {
-    buf[pos++] = 0x30; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.oSint32; if (v != null) {
-    buf[pos++] = 0x38; pos = writeVarint32(buf, pos, zigzag32(v));
-  } }
-  { const v = m.oSint64; if (v != null) {
-    buf[pos++] = 0x40; pos = writeSint64(buf, pos, v);
-  } }
-  { const v = m.oFixed32; if (v != null) {
-    buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, v);
-  } }
-  { const v = m.oFixed64; if (v != null) {
-    buf[pos++] = 0x51; pos = writeFixed64(buf, pos, v);
-  } }
-  { const v = m.oSfixed32; if (v != null) {
-    buf[pos++] = 0x5d; pos = writeFixed32(buf, pos, v);
-  } }
-  { const v = m.oSfixed64; if (v != null) {
-    buf[pos++] = 0x61; pos = writeFixed64(buf, pos, v);
-  } }
-  { const v = m.oBool; if (v != null) {
-    buf[pos++] = 0x68; buf[pos++] = v ? 1 : 0;
-  } }
-  { const v = m.oString; if (v != null) {
-    { buf[pos++] = 0x72; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.oBytes; if (v != null) {
-    buf[pos++] = 0x7a; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const v = m.oEnum; if (v != null) {
-    buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.oMessage; if (v != null) {
-    { buf[pos++] = 0x8a; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.oDouble; if (v != null) { buf[pos++] = 0x9; pos = writeDouble(buf, pos, v); } }
+  { const v = m.oFloat; if (v != null) { buf[pos++] = 0x15; pos = writeFloat(buf, pos, v); } }
+  { const v = m.oInt32; if (v != null) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
+  { const v = m.oInt64; if (v != null) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
+  { const v = m.oUint32; if (v != null) { buf[pos++] = 0x28; pos = writeVarint32(buf, pos, v); } }
+  { const v = m.oUint64; if (v != null) { buf[pos++] = 0x30; pos = writeInt64(buf, pos, v); } }
+  { const v = m.oSint32; if (v != null) { buf[pos++] = 0x38; pos = writeVarint32(buf, pos, zigzag32(v)); } }
+  { const v = m.oSint64; if (v != null) { buf[pos++] = 0x40; pos = writeSint64(buf, pos, v); } }
+  { const v = m.oFixed32; if (v != null) { buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, v); } }
+  { const v = m.oFixed64; if (v != null) { buf[pos++] = 0x51; pos = writeFixed64(buf, pos, v); } }
+  { const v = m.oSfixed32; if (v != null) { buf[pos++] = 0x5d; pos = writeFixed32(buf, pos, v); } }
+  { const v = m.oSfixed64; if (v != null) { buf[pos++] = 0x61; pos = writeFixed64(buf, pos, v); } }
+  { const v = m.oBool; if (v != null) { buf[pos++] = 0x68; buf[pos++] = v ? 1 : 0; } }
+  { const v = m.oString; if (v != null) { buf[pos++] = 0x72; pos = writeString(buf, pos, v, s); } }
+  { const v = m.oBytes; if (v != null) { buf[pos++] = 0x7a; pos = writeLengthBytes(buf, pos, v); } }
+  { const v = m.oEnum; if (v != null) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
+  { const v = m.oMessage; if (v != null) { { buf[pos++] = 0x8a; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Optionals(): Optionals {
@@ -353,58 +197,30 @@ function read_kitchen$v1$Optionals(r: Reader, m: Optionals): Optionals {
 
 function size_kitchen$v1$Repeated(m: Repeated, s: Sizes): number {
   let n = 0;
-  { const a = m.rDouble; if (a !== undefined && a.length !== 0) {
-    n += 1 + varint32Size(a.length * 8) + a.length * 8;
-  } }
-  { const a = m.rFloat; if (a !== undefined && a.length !== 0) {
-    n += 1 + varint32Size(a.length * 4) + a.length * 4;
-  } }
-  { const a = m.rInt32; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const a = m.rInt64; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const a = m.rUint32; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const a = m.rUint64; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const a = m.rSint32; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(zigzag32(a[i]!)); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const a = m.rSint64; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += sint64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d;
-  } }
-  { const a = m.rFixed32; if (a !== undefined && a.length !== 0) {
-    n += 1 + varint32Size(a.length * 4) + a.length * 4;
-  } }
-  { const a = m.rFixed64; if (a !== undefined && a.length !== 0) {
-    n += 1 + varint32Size(a.length * 8) + a.length * 8;
-  } }
-  { const a = m.rSfixed32; if (a !== undefined && a.length !== 0) {
-    n += 1 + varint32Size(a.length * 4) + a.length * 4;
-  } }
-  { const a = m.rSfixed64; if (a !== undefined && a.length !== 0) {
-    n += 1 + varint32Size(a.length * 8) + a.length * 8;
-  } }
-  { const a = m.rBool; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += 1; s.push(d); n += 1 + varint32Size(d) + d;
-  } }
+  { const a = m.rDouble; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 8) + a.length * 8; } }
+  { const a = m.rFloat; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 4) + a.length * 4; } }
+  { const a = m.rInt32; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const a = m.rInt64; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const a = m.rUint32; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const a = m.rUint64; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const a = m.rSint32; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(zigzag32(a[i]!)); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const a = m.rSint64; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += sint64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
+  { const a = m.rFixed32; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 4) + a.length * 4; } }
+  { const a = m.rFixed64; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 8) + a.length * 8; } }
+  { const a = m.rSfixed32; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 4) + a.length * 4; } }
+  { const a = m.rSfixed64; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 8) + a.length * 8; } }
+  { const a = m.rBool; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += 1; s.push(d); n += 1 + varint32Size(d) + d; } }
   { const a = m.rString; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const l = utf8Length(a[i]!); s.push(l); n += 1 + varint32Size(l) + l; }
+      n += 1 + stringSize(s, a[i]!);
     }
   } }
   { const a = m.rBytes; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + varint32Size(a[i]!.length) + a[i]!.length;
+      n += 1 + bytesSize(a[i]!);
     }
   } }
-  { const a = m.rEnum; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 2 + varint32Size(d) + d;
-  } }
+  { const a = m.rEnum; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 2 + varint32Size(d) + d; } }
   { const a = m.rMessage; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_kitchen$v1$Scalars(a[i]!, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
@@ -440,12 +256,8 @@ function size_kitchen$v1$Repeated(m: Repeated, s: Sizes): number {
       n += 2 + int32Size(a[i]!);
     }
   } }
-  { const a = m.rInt64Str; if (a !== undefined && a.length !== 0) {
-    let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 2 + varint32Size(d) + d;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const a = m.rInt64Str; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 2 + varint32Size(d) + d; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -504,12 +316,12 @@ function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s:
   } }
   { const a = m.rString; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x72; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, a[i]!, l); }
+      buf[pos++] = 0x72; pos = writeString(buf, pos, a[i]!, s);
     }
   } }
   { const a = m.rBytes; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x7a; pos = writeVarint32(buf, pos, a[i]!.length); pos = writeBytes(buf, pos, a[i]!);
+      buf[pos++] = 0x7a; pos = writeLengthBytes(buf, pos, a[i]!);
     }
   } }
   { const a = m.rEnum; if (a !== undefined && a.length !== 0) {
@@ -555,9 +367,7 @@ function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s:
     buf[pos++] = 0xc2; buf[pos++] = 0x1; pos = writeVarint32(buf, pos, s.next());
     for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Repeated(): Repeated {
@@ -637,8 +447,8 @@ function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -677,7 +487,7 @@ function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
       const ek = s.reserve();
       let e = 0;
       e += 1 + varint32Size(Number(k));
-      e += 1 + varint32Size(v.length) + v.length;
+      e += 1 + bytesSize(v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -781,7 +591,7 @@ function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
       const ek = s.reserve();
       let e = 0;
       e += 1 + 1;
-      { const l = utf8Length(v); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, v);
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
@@ -793,15 +603,13 @@ function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_kitchen$v1$Tree(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -812,8 +620,8 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.int32Int64 as unknown as Record<string, bigint>; if (r !== undefined) {
@@ -843,7 +651,7 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
       const v = r[k]!;
       buf[pos++] = 0x22; pos = writeVarint32(buf, pos, s.next());
       buf[pos++] = 0x8; pos = writeVarint32(buf, pos, Number(k));
-      buf[pos++] = 0x12; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
+      buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v);
     }
   } }
   { const r = m.uint64Double as unknown as Record<string, number>; if (r !== undefined) {
@@ -923,7 +731,7 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
       const v = r[k]!;
       buf[pos++] = 0x62; pos = writeVarint32(buf, pos, s.next());
       buf[pos++] = 0x8; buf[pos++] = (k === "true") ? 1 : 0;
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
     }
   } }
   { const r = m.stringTree as unknown as Record<string, Tree>; if (r !== undefined) {
@@ -932,13 +740,11 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x6a; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Maps(): Maps {
@@ -1096,20 +902,14 @@ function read_kitchen$v1$Maps(r: Reader, m: Maps): Maps {
 
 function size_kitchen$v1$Tree(m: Tree, s: Sizes): number {
   let n = 0;
-  { const v = m.parent; if (v != null) {
-    { const k = s.reserve(); const l = size_kitchen$v1$Tree(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.leaf; if (v != null) {
-    { const k = s.reserve(); const l = size_kitchen$v1$Tree$Leaf(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.parent; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Tree(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.leaf; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Tree$Leaf(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.children; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_kitchen$v1$Tree(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.weight; if (v) {
-    n += 2 + varint32Size(v);
-  } }
+  { const v = m.weight; if (v) { n += 2 + varint32Size(v); } }
   { const r = m.leaves as unknown as Record<string, Tree_Leaf>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
@@ -1117,46 +917,36 @@ function size_kitchen$v1$Tree(m: Tree, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_kitchen$v1$Tree$Leaf(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 5 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_kitchen$v1$Tree(m: Tree, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.parent; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(v, buf, pos, s); }
-  } }
-  { const v = m.leaf; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree$Leaf(v, buf, pos, s); }
-  } }
+  { const v = m.parent; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(v, buf, pos, s); } } }
+  { const v = m.leaf; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree$Leaf(v, buf, pos, s); } } }
   { const a = m.children; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.weight; if (v) {
-    buf[pos++] = 0xa0; buf[pos++] = 0x6; pos = writeVarint32(buf, pos, v);
-  } }
+  { const v = m.weight; if (v) { buf[pos++] = 0xa0; buf[pos++] = 0x6; pos = writeVarint32(buf, pos, v); } }
   { const r = m.leaves as unknown as Record<string, Tree_Leaf>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xfa; buf[pos++] = 0xff; buf[pos++] = 0xff; buf[pos++] = 0xff; buf[pos++] = 0xf; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree$Leaf(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Tree(): Tree {
@@ -1198,28 +988,16 @@ function read_kitchen$v1$Tree(r: Reader, m: Tree): Tree {
 
 function size_kitchen$v1$Tree$Leaf(m: Tree_Leaf, s: Sizes): number {
   let n = 0;
-  { const v = m.kind; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const v = m.label; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.kind; if (v) { n += 1 + int32Size(v); } }
+  { const v = m.label; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_kitchen$v1$Tree$Leaf(m: Tree_Leaf, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.kind; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const v = m.label; if (v) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.kind; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  { const v = m.label; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Tree$Leaf(): Tree_Leaf {
@@ -1249,82 +1027,34 @@ function read_kitchen$v1$Tree$Leaf(r: Reader, m: Tree_Leaf): Tree_Leaf {
 
 function size_kitchen$v1$Choices(m: Choices, s: Sizes): number {
   let n = 0;
-  { const o = m.kind; if (o !== undefined && o.case === "cString") {
-    { const l = utf8Length(o.value); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cInt64") {
-    n += 1 + int64Size(o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cBytes") {
-    n += 1 + varint32Size(o.value.length) + o.value.length;
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cEnum") {
-    n += 1 + int32Size(o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cMessage") {
-    { const k = s.reserve(); const l = size_kitchen$v1$Scalars(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cSelf") {
-    { const k = s.reserve(); const l = size_kitchen$v1$Choices(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cDouble") {
-    n += 1 + 8;
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cBool") {
-    n += 1 + 1;
-  } }
-  { const o = m.other; if (o !== undefined && o.case === "dFixed32") {
-    n += 1 + 4;
-  } }
-  { const o = m.other; if (o !== undefined && o.case === "dTree") {
-    { const k = s.reserve(); const l = size_kitchen$v1$Tree(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.after; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const o = m.kind; if (o !== undefined && o.case === "cString") { n += 1 + stringSize(s, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cInt64") { n += 1 + int64Size(o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cBytes") { n += 1 + bytesSize(o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cEnum") { n += 1 + int32Size(o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cMessage") { { const k = s.reserve(); const l = size_kitchen$v1$Scalars(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const o = m.kind; if (o !== undefined && o.case === "cSelf") { { const k = s.reserve(); const l = size_kitchen$v1$Choices(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const o = m.kind; if (o !== undefined && o.case === "cDouble") { n += 1 + 8; } }
+  { const o = m.kind; if (o !== undefined && o.case === "cBool") { n += 1 + 1; } }
+  { const o = m.other; if (o !== undefined && o.case === "dFixed32") { n += 1 + 4; } }
+  { const o = m.other; if (o !== undefined && o.case === "dTree") { { const k = s.reserve(); const l = size_kitchen$v1$Tree(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.after; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_kitchen$v1$Choices(m: Choices, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const o = m.kind; if (o !== undefined && o.case === "cString") {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, o.value, l); }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cInt64") {
-    buf[pos++] = 0x10; pos = writeInt64(buf, pos, o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cBytes") {
-    buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, o.value.length); pos = writeBytes(buf, pos, o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cEnum") {
-    buf[pos++] = 0x20; pos = writeInt32(buf, pos, o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cMessage") {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(o.value, buf, pos, s); }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cSelf") {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Choices(o.value, buf, pos, s); }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cDouble") {
-    buf[pos++] = 0x39; pos = writeDouble(buf, pos, o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "cBool") {
-    buf[pos++] = 0x40; buf[pos++] = o.value ? 1 : 0;
-  } }
-  { const o = m.other; if (o !== undefined && o.case === "dFixed32") {
-    buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, o.value);
-  } }
-  { const o = m.other; if (o !== undefined && o.case === "dTree") {
-    { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(o.value, buf, pos, s); }
-  } }
-  { const v = m.after; if (v) {
-    { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const o = m.kind; if (o !== undefined && o.case === "cString") { buf[pos++] = 0xa; pos = writeString(buf, pos, o.value, s); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cInt64") { buf[pos++] = 0x10; pos = writeInt64(buf, pos, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cBytes") { buf[pos++] = 0x1a; pos = writeLengthBytes(buf, pos, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cEnum") { buf[pos++] = 0x20; pos = writeInt32(buf, pos, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cMessage") { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(o.value, buf, pos, s); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "cSelf") { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Choices(o.value, buf, pos, s); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "cDouble") { buf[pos++] = 0x39; pos = writeDouble(buf, pos, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "cBool") { buf[pos++] = 0x40; buf[pos++] = o.value ? 1 : 0; } }
+  { const o = m.other; if (o !== undefined && o.case === "dFixed32") { buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, o.value); } }
+  { const o = m.other; if (o !== undefined && o.case === "dTree") { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(o.value, buf, pos, s); } } }
+  { const v = m.after; if (v) { buf[pos++] = 0x5a; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$Choices(): Choices {
@@ -1375,38 +1105,20 @@ function read_kitchen$v1$Choices(r: Reader, m: Choices): Choices {
 
 function size_kitchen$v1$WellKnown(m: WellKnown, s: Sizes): number {
   let n = 0;
-  { const v = m.at; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$Timestamp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.took; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$Duration(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.any; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$Any(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.at; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Timestamp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.took; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Duration(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.any; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Any(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.anys; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_google$protobuf$Any(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const v = m.wString; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.wInt64; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.wBool; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.wBytes; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.wDouble; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.wUint32; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
+  { const v = m.wString; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.wInt64; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.wBool; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.wBytes; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.wDouble; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.wUint32; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
   { const a = m.wList; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { const k = s.reserve(); const l = size_google$protobuf$Int32Value(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
@@ -1419,54 +1131,32 @@ function size_kitchen$v1$WellKnown(m: WellKnown, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_google$protobuf$FloatValue(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const v = m.value; if (v != null) {
-    { const k = s.reserve(); const l = size_google$protobuf$Value(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Value(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_kitchen$v1$WellKnown(m: WellKnown, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.at; if (v != null) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Timestamp(v, buf, pos, s); }
-  } }
-  { const v = m.took; if (v != null) {
-    { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Duration(v, buf, pos, s); }
-  } }
-  { const v = m.any; if (v != null) {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(v, buf, pos, s); }
-  } }
+  { const v = m.at; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Timestamp(v, buf, pos, s); } } }
+  { const v = m.took; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Duration(v, buf, pos, s); } } }
+  { const v = m.any; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(v, buf, pos, s); } } }
   { const a = m.anys; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(a[i]!, buf, pos, s); }
     }
   } }
-  { const v = m.wString; if (v != null) {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), buf, pos, s); }
-  } }
-  { const v = m.wInt64; if (v != null) {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), buf, pos, s); }
-  } }
-  { const v = m.wBool; if (v != null) {
-    { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), buf, pos, s); }
-  } }
-  { const v = m.wBytes; if (v != null) {
-    { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), buf, pos, s); }
-  } }
-  { const v = m.wDouble; if (v != null) {
-    { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), buf, pos, s); }
-  } }
-  { const v = m.wUint32; if (v != null) {
-    { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), buf, pos, s); }
-  } }
+  { const v = m.wString; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), buf, pos, s); } } }
+  { const v = m.wInt64; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), buf, pos, s); } } }
+  { const v = m.wBool; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), buf, pos, s); } } }
+  { const v = m.wBytes; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), buf, pos, s); } } }
+  { const v = m.wDouble; if (v != null) { { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), buf, pos, s); } } }
+  { const v = m.wUint32; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), buf, pos, s); } } }
   { const a = m.wList; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
       { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Int32Value(a[i]!, buf, pos, s); }
@@ -1478,16 +1168,12 @@ function write_kitchen$v1$WellKnown(m: WellKnown, buf: Uint8Array, pos: number, 
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0x62; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$FloatValue(v, buf, pos, s); }
     }
   } }
-  { const v = m.value; if (v != null) {
-    { buf[pos++] = 0x6a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(v, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v != null) { { buf[pos++] = 0x6a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(v, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_kitchen$v1$WellKnown(): WellKnown {
@@ -1561,52 +1247,24 @@ function read_kitchen$v1$WellKnown(r: Reader, m: WellKnown): WellKnown {
 
 function size_google$protobuf$Value(m: Value, s: Sizes): number {
   let n = 0;
-  { const o = m.kind; if (o !== undefined && o.case === "nullValue") {
-    n += 1 + int32Size(o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "numberValue") {
-    n += 1 + 8;
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "stringValue") {
-    { const l = utf8Length(o.value); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "boolValue") {
-    n += 1 + 1;
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "structValue") {
-    { const k = s.reserve(); const l = size_google$protobuf$Struct(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "listValue") {
-    { const k = s.reserve(); const l = size_google$protobuf$ListValue(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const o = m.kind; if (o !== undefined && o.case === "nullValue") { n += 1 + int32Size(o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "numberValue") { n += 1 + 8; } }
+  { const o = m.kind; if (o !== undefined && o.case === "stringValue") { n += 1 + stringSize(s, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "boolValue") { n += 1 + 1; } }
+  { const o = m.kind; if (o !== undefined && o.case === "structValue") { { const k = s.reserve(); const l = size_google$protobuf$Struct(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const o = m.kind; if (o !== undefined && o.case === "listValue") { { const k = s.reserve(); const l = size_google$protobuf$ListValue(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Value(m: Value, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const o = m.kind; if (o !== undefined && o.case === "nullValue") {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "numberValue") {
-    buf[pos++] = 0x11; pos = writeDouble(buf, pos, o.value);
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "stringValue") {
-    { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, o.value, l); }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "boolValue") {
-    buf[pos++] = 0x20; buf[pos++] = o.value ? 1 : 0;
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "structValue") {
-    { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Struct(o.value, buf, pos, s); }
-  } }
-  { const o = m.kind; if (o !== undefined && o.case === "listValue") {
-    { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$ListValue(o.value, buf, pos, s); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const o = m.kind; if (o !== undefined && o.case === "nullValue") { buf[pos++] = 0x8; pos = writeInt32(buf, pos, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "numberValue") { buf[pos++] = 0x11; pos = writeDouble(buf, pos, o.value); } }
+  { const o = m.kind; if (o !== undefined && o.case === "stringValue") { buf[pos++] = 0x1a; pos = writeString(buf, pos, o.value, s); } }
+  { const o = m.kind; if (o !== undefined && o.case === "boolValue") { buf[pos++] = 0x20; buf[pos++] = o.value ? 1 : 0; } }
+  { const o = m.kind; if (o !== undefined && o.case === "structValue") { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Struct(o.value, buf, pos, s); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "listValue") { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$ListValue(o.value, buf, pos, s); } } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Value(): Value {
@@ -1653,9 +1311,7 @@ function size_google$protobuf$ListValue(m: ListValue, s: Sizes): number {
       { const k = s.reserve(); const l = size_google$protobuf$Value(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -1665,9 +1321,7 @@ function write_google$protobuf$ListValue(m: ListValue, buf: Uint8Array, pos: num
       { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(a[i]!, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$ListValue(): ListValue {
@@ -1703,15 +1357,13 @@ function size_google$protobuf$Struct(m: Struct, s: Sizes): number {
       const v = r[k]!;
       const ek = s.reserve();
       let e = 0;
-      { const l = utf8Length(k); s.push(l); e += 1 + varint32Size(l) + l; }
+      e += 1 + stringSize(s, k);
       { const k = s.reserve(); const l = size_google$protobuf$Value(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
       s.set(ek, e);
       n += 1 + varint32Size(e) + e;
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
@@ -1722,13 +1374,11 @@ function write_google$protobuf$Struct(m: Struct, buf: Uint8Array, pos: number, s
       const k = ks[i]!;
       const v = r[k]!;
       buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, k, l); }
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
       { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(v, buf, pos, s); }
     }
   } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Struct(): Struct {
@@ -1766,22 +1416,14 @@ function read_google$protobuf$Struct(r: Reader, m: Struct): Struct {
 
 function size_google$protobuf$FloatValue(m: FloatValue, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) {
-    n += 1 + 4;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 4; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$FloatValue(m: FloatValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) {
-    buf[pos++] = 0xd; pos = writeFloat(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0xd; pos = writeFloat(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$FloatValue(): FloatValue {
@@ -1810,22 +1452,14 @@ function read_google$protobuf$FloatValue(r: Reader, m: FloatValue): FloatValue {
 
 function size_google$protobuf$Int32Value(m: Int32Value, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Int32Value(m: Int32Value, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Int32Value(): Int32Value {
@@ -1854,22 +1488,14 @@ function read_google$protobuf$Int32Value(r: Reader, m: Int32Value): Int32Value {
 
 function size_google$protobuf$UInt32Value(m: UInt32Value, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + varint32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$UInt32Value(m: UInt32Value, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$UInt32Value(): UInt32Value {
@@ -1898,22 +1524,14 @@ function read_google$protobuf$UInt32Value(r: Reader, m: UInt32Value): UInt32Valu
 
 function size_google$protobuf$DoubleValue(m: DoubleValue, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) {
-    n += 1 + 8;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 8; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$DoubleValue(m: DoubleValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) {
-    buf[pos++] = 0x9; pos = writeDouble(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0x9; pos = writeDouble(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$DoubleValue(): DoubleValue {
@@ -1942,22 +1560,14 @@ function read_google$protobuf$DoubleValue(r: Reader, m: DoubleValue): DoubleValu
 
 function size_google$protobuf$BytesValue(m: BytesValue, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$BytesValue(m: BytesValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0xa; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0xa; pos = writeLengthBytes(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$BytesValue(): BytesValue {
@@ -1986,22 +1596,14 @@ function read_google$protobuf$BytesValue(r: Reader, m: BytesValue): BytesValue {
 
 function size_google$protobuf$BoolValue(m: BoolValue, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + 1;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + 1; } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$BoolValue(m: BoolValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$BoolValue(): BoolValue {
@@ -2030,22 +1632,14 @@ function read_google$protobuf$BoolValue(r: Reader, m: BoolValue): BoolValue {
 
 function size_google$protobuf$Int64Value(m: Int64Value, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Int64Value(m: Int64Value, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Int64Value(): Int64Value {
@@ -2074,22 +1668,14 @@ function read_google$protobuf$Int64Value(r: Reader, m: Int64Value): Int64Value {
 
 function size_google$protobuf$StringValue(m: StringValue, s: Sizes): number {
   let n = 0;
-  { const v = m.value; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$StringValue(m: StringValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$StringValue(): StringValue {
@@ -2118,28 +1704,16 @@ function read_google$protobuf$StringValue(r: Reader, m: StringValue): StringValu
 
 function size_google$protobuf$Any(m: Any, s: Sizes): number {
   let n = 0;
-  { const v = m.typeUrl; if (v) {
-    { const l = utf8Length(v); s.push(l); n += 1 + varint32Size(l) + l; }
-  } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    n += 1 + varint32Size(v.length) + v.length;
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.typeUrl; if (v) {
-    { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = writeUtf8(buf, pos, v, l); }
-  } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) {
-    buf[pos++] = 0x12; pos = writeVarint32(buf, pos, v.length); pos = writeBytes(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+  { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Any(): Any {
@@ -2169,28 +1743,16 @@ function read_google$protobuf$Any(r: Reader, m: Any): Any {
 
 function size_google$protobuf$Duration(m: Duration, s: Sizes): number {
   let n = 0;
-  { const v = m.seconds; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.nanos; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.seconds; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.nanos; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Duration(m: Duration, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.seconds; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.nanos; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.seconds; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  { const v = m.nanos; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Duration(): Duration {
@@ -2220,28 +1782,16 @@ function read_google$protobuf$Duration(r: Reader, m: Duration): Duration {
 
 function size_google$protobuf$Timestamp(m: Timestamp, s: Sizes): number {
   let n = 0;
-  { const v = m.seconds; if (v) {
-    n += 1 + int64Size(v);
-  } }
-  { const v = m.nanos; if (v) {
-    n += 1 + int32Size(v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  } }
+  { const v = m.seconds; if (v) { n += 1 + int64Size(v); } }
+  { const v = m.nanos; if (v) { n += 1 + int32Size(v); } }
+  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
   return n;
 }
 
 function write_google$protobuf$Timestamp(m: Timestamp, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.seconds; if (v) {
-    buf[pos++] = 0x8; pos = writeInt64(buf, pos, v);
-  } }
-  { const v = m.nanos; if (v) {
-    buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
-  } }
-  { const u = m.$unknown; if (u !== undefined) for (let i = 0; i < u.length; i++) {
-    const f = u[i]!; pos = writeVarint32(buf, pos, (f.no * 8 + f.wireType) >>> 0); pos = writeBytes(buf, pos, f.data);
-  } }
+  { const v = m.seconds; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
+  { const v = m.nanos; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
+  if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
 function new_google$protobuf$Timestamp(): Timestamp {
