@@ -73,6 +73,11 @@ let hi64 = 0;
 
 /** Splits `v` into lo64/hi64, two's complement; exact for every int64 and uint64. */
 function split64(v: Int64): void {
+  if (typeof v === "bigint" && v >= 0n && v <= 0xffffffffn) {
+    lo64 = Number(v);
+    hi64 = 0;
+    return;
+  }
   if (typeof v === "number") {
     if (v >= 0 && v < TWO_32) {
       lo64 = v >>> 0;
