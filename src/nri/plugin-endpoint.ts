@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import { type DescMessage, type MessageShape, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, type MessageShape, create } from "@bufbuild/protobuf";
 import {
   type ConfigureRequest,
   type ConfigureResponse,
@@ -14,6 +14,7 @@ import {
   UpdateContainersRequestSchema,
   UpdateContainersResponseSchema,
 } from "../../gen/v1beta1/api_pb.js";
+import "../../gen/v1beta1/api_codec.js"; // registers the generated codecs of the messages below
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { packages, responseToV1alpha1, stateChangeEraMethods, toV1beta1, type Version } from "../translate/index.js";
@@ -22,6 +23,7 @@ import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { type Loose, toMessage } from "./helpers/loose.js";
+import { fromBinary, toBinary } from "../wire/codec.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "./nri-releases.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";

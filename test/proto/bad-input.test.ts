@@ -23,6 +23,9 @@ import { hex } from "../support/bytes.js";
  * `Error("invalid end group tag")`; `Error("maximum recursion depth reached")`; and for invalid
  * UTF-8 in a string field Node's own `TypeError` from `TextDecoder({fatal: true})`
  * (code ERR_ENCODING_INVALID_ENCODED_DATA). All are `instanceof Error`.
+ *
+ * The generated codecs (protoc-gen-nri-wire), which the typed services and endpoints use, close
+ * every GAP here the way protobuf-go does: test/codegen/strict.test.ts.
  */
 
 const h = (s: string): Uint8Array => new Uint8Array(Buffer.from(s.replace(/\s+/g, ""), "hex"));

@@ -142,23 +142,23 @@ describe("ttrpc envelope against the generated reference types", () => {
 
   it("names what is wrong with a malformed envelope", () => {
     expect(() => decodeRequest(Uint8Array.of(0x0a, 0x05, 0x61))).toThrow(
-      new ProtocolError("ttrpc: invalid request: length 5 past the end of 3 bytes at offset 2"),
+      new ProtocolError("ttrpc: invalid request: length 5 exceeds remaining 1 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x0a, 0x02, 0xc3, 0x28))).toThrow(
-      new ProtocolError("ttrpc: invalid request: invalid UTF-8 in string at offset 2"),
+      new ProtocolError("ttrpc: invalid request: invalid UTF-8 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x0b, 0x10, 0x01))).toThrow(
-      new ProtocolError("ttrpc: invalid request: unterminated group 1 at offset 3"),
+      new ProtocolError("ttrpc: invalid request: unterminated group 1 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x0b, 0x14))).toThrow(
-      new ProtocolError("ttrpc: invalid request: end of group 2 inside group 1 at offset 2"),
+      new ProtocolError("ttrpc: invalid request: end-group 2 closes group 1 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0xff, 0xff, 0xff))).toThrow(
-      new ProtocolError("ttrpc: invalid request: truncated varint at offset 3"),
+      new ProtocolError("ttrpc: invalid request: truncated varint at offset 0"),
     );
     expect(() => decodeResponse(Uint8Array.of(0x1c))).toThrow(
-      new ProtocolError("ttrpc: invalid response: unsupported wire type 4 at offset 1"),
+      new ProtocolError("ttrpc: invalid response: unexpected end-group 3 at offset 0"),
     );
-    expect(() => decodeRequest(Uint8Array.of(0x00))).toThrow(new ProtocolError("ttrpc: invalid request: field number 0 at offset 1"));
+    expect(() => decodeRequest(Uint8Array.of(0x00))).toThrow(new ProtocolError("ttrpc: invalid request: invalid field number 0 at offset 0"));
   });
 });

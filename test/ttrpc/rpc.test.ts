@@ -159,7 +159,7 @@ describe("ttrpc client and server", () => {
       { streamId: 2, code: Code.INVALID_ARGUMENT, message: "StreamID must be odd for client initiated streams", payload: "" },
       { streamId: 5, code: 0, message: "", payload: "five" },
       { streamId: 3, code: Code.INVALID_ARGUMENT, message: "StreamID cannot be re-used and must increment", payload: "" },
-      { streamId: 7, code: Code.INVALID_ARGUMENT, message: "unmarshal request error: ttrpc: invalid request: length 9 past the end of 2 bytes at offset 2", payload: "" },
+      { streamId: 7, code: Code.INVALID_ARGUMENT, message: "unmarshal request error: ttrpc: invalid request: length 9 exceeds remaining 0 at offset 1", payload: "" },
       { streamId: 9, code: Code.INVALID_ARGUMENT, message: "data frame on stream 9 of a method that takes no client stream", payload: "" },
       { streamId: 11, code: Code.INVALID_ARGUMENT, message: "StreamID is no longer active", payload: "" },
     ]);

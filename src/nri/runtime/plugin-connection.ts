@@ -1,5 +1,7 @@
 import type { Duplex } from "node:stream";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import "../../../gen/v1alpha1/api_codec.js"; // registers the generated codecs
+import "../../../gen/v1beta1/api_codec.js";
 import { Runtime as AlphaRuntime } from "../../../gen/v1alpha1/api_pb.js";
 import { type ContainerEviction, type ContainerUpdate, Plugin, Runtime as BetaRuntime, type RegisterPluginRequest } from "../../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../mux/mux.js";
@@ -15,6 +17,7 @@ import { GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
 import { pluginIndexError, pluginNameError } from "./plugin-name.js";
+import { fromBinary, toBinary } from "../../wire/codec.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */
 export interface Registration {
