@@ -21,7 +21,7 @@ function intEnv(name: string, fallback: number): number {
 }
 
 const seed = process.env.NRI_WIRE_SEED ? intEnv("NRI_WIRE_SEED", 0) : Math.floor(Math.random() * 2 ** 31);
-const goPeer = process.env.NRI_WIRE_SOAK_GO !== "0" && goAvailable() ? goBuild("nri-peer", "nri-peer-soak") : undefined;
+const goPeer = process.env.NRI_WIRE_SOAK_GO !== "0" && goAvailable() ? goBuild("nri-peer", "nri-peer-soak-cli") : undefined;
 const csvPath = process.env.NRI_WIRE_SOAK_CSV;
 const result = await runSoak(
   soakOptions({
