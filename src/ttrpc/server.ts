@@ -4,7 +4,7 @@ import type { Duplex } from "node:stream";
 import { oversizeMessage } from "./client.js";
 import { type ConnectionOptions, FrameConnection, resolveConnectionOptions } from "./connection.js";
 import { type KeyValue, type RequestEnvelope, ResponseSizes, decodeRequest, writeResponseHead } from "./envelope.js";
-import { ProtocolError, RpcError, type StatusFields } from "./errors.js";
+import { ClosedError, RpcError, type StatusFields } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
@@ -116,11 +116,11 @@ export class Server {
     const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     await Promise.race([Promise.all(all.map((c) => c.closed)), timedOut]);
     clearTimeout(timer);
-    this.close(new ProtocolError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`));
+    this.close(new ClosedError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`));
   }
 
   /** Abrupt close: every connection ends now and every handler's signal is aborted. */
-  close(reason: Error = new ProtocolError("ttrpc: server closed")): void {
+  close(reason: Error = new ClosedError("ttrpc: server closed")): void {
     this.shuttingDown = true;
     for (const l of this.listeners) l.close();
     this.listeners.clear();
