@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import { type DescMessage, type MessageInitShape, type MessageShape, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, type MessageInitShape, type MessageShape, create } from "@bufbuild/protobuf";
 import {
   type ConfigureRequest,
   type ContainerEviction,
@@ -18,6 +18,8 @@ import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
+import { decodeMessage, encodeMessage } from "./codec.js";
+import { callError } from "./errors.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
 import { STATE_CHANGE_ERA_METHODS, alphaRequestToBeta, betaResponseToAlpha } from "./translation.js";
@@ -92,14 +94,10 @@ async function invoke(
   ctx: CallContext,
   fallback?: (req: MessageShape<DescMessage>) => unknown,
 ): Promise<Uint8Array> {
-  let req: MessageShape<DescMessage>;
-  try {
-    req = fromBinary(schemaIn, payload);
-  } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schemaIn.typeName}: ${(e as Error).message}`, { cause: e });
-  }
+  const req = decodeMessage(schemaIn, payload);
   const out = handler !== undefined ? await handler(req as never, ctx) : await fallback?.(req);
-  return toBinary(schemaOut, create(schemaOut, (out ?? {}) as MessageInitShape<DescMessage>));
+  // A handler's answer that does not fit its type is our fault, not the runtime's.
+  return encodeMessage(schemaOut, (out ?? {}) as MessageInitShape<DescMessage>, Code.INTERNAL);
 }
 
 /**
@@ -183,10 +181,7 @@ export class NriPlugin {
   }
 
   private async register(): Promise<void> {
-    const payload = toBinary(
-      RegisterPluginRequestSchema,
-      create(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION }),
-    );
+    const payload = encodeMessage(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION });
     const client = this.runtimeClient!;
     if (this.dialect === "v1beta1") {
       try {
@@ -194,29 +189,32 @@ export class NriPlugin {
         this.runtimeApi = "v1beta1";
         return;
       } catch (e) {
-        if (!(e instanceof RpcError && e.code === Code.UNIMPLEMENTED)) {
-          throw new Error(`nri: plugin ${this.id}: registration failed: ${(e as Error).message}`, { cause: e });
-        }
+        if (!(e instanceof RpcError && e.code === Code.UNIMPLEMENTED)) throw callError(`nri: plugin ${this.id}: registration failed`, e);
       }
     }
     try {
       await client.call(serviceName("v1alpha1", "Runtime"), "RegisterPlugin", payload);
       this.runtimeApi = "v1alpha1";
     } catch (e) {
-      throw new Error(`nri: plugin ${this.id}: registration failed: ${(e as Error).message}`, { cause: e });
+      throw callError(`nri: plugin ${this.id}: registration failed`, e);
     }
   }
 
   /**
    * Asks the runtime, unprompted, to update or evict containers; resolves with the updates it
-   * could not apply.
+   * could not apply. Every failure names the plugin and the call; a status from the runtime and
+   * a request or response that does not encode or decode are NriCallErrors with their code.
    */
   async updateContainers(update: MessageInitShape<typeof UpdateContainersRequestSchema>["update"] = [], evict: ContainerEviction[] | MessageInitShape<typeof UpdateContainersRequestSchema>["evict"] = []): Promise<ContainerUpdate[]> {
     const client = this.runtimeClient;
     if (client === undefined || this.runtimeApi === undefined) throw new Error(`nri: plugin ${this.id}: not registered`);
-    const req = create(UpdateContainersRequestSchema, { update: update ?? [], evict: evict ?? [] });
-    const res = await client.call(serviceName(this.runtimeApi, "Runtime"), "UpdateContainers", toBinary(UpdateContainersRequestSchema, req));
-    return fromBinary(UpdateContainersResponseSchema, res).failed;
+    try {
+      const req = encodeMessage(UpdateContainersRequestSchema, { update: update ?? [], evict: evict ?? [] } as MessageInitShape<typeof UpdateContainersRequestSchema>);
+      const res = await client.call(serviceName(this.runtimeApi, "Runtime"), "UpdateContainers", req);
+      return decodeMessage(UpdateContainersResponseSchema, res).failed;
+    } catch (e) {
+      throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);
+    }
   }
 
   /** Closes the connection; `closed` and onClose report `reason`. */

@@ -1,5 +1,4 @@
-import { chmod, unlink } from "node:fs/promises";
-import { type Server as NetServer, type Socket, createServer } from "node:net";
+import type { Server as NetServer, Socket } from "node:net";
 import { type MessageInitShape, type MessageShape, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
   type Container,
@@ -19,7 +18,10 @@ import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { type ServiceClient, type Transport, createClient } from "../ttrpc/typed.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
+import { decodeMessage } from "./codec.js";
+import { callError } from "./errors.js";
 import { type PluginIdentity, checkPluginIndex, checkPluginName, pluginId } from "./identity.js";
+import { listenUnix } from "./socket.js";
 import { alphaResponseToBeta, betaRequestToAlpha, eventOfMethod, isStateChangeMethod } from "./translation.js";
 import { type ApiVersion, NRI_VERSION, V1ALPHA1, V1BETA1 } from "./versions.js";
 
@@ -166,20 +168,7 @@ export class NriRuntime {
 
   /** Starts listening. */
   async start(): Promise<void> {
-    const path = this.options.socketPath;
-    await unlink(path).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== "ENOENT") throw e;
-    });
-    const server = createServer((s) => void this.accept(s));
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(path, () => {
-        server.off("error", reject);
-        resolve();
-      });
-    });
-    await chmod(path, 0o600);
-    this.server = server;
+    this.server = await listenUnix(this.options.socketPath, (s) => void this.accept(s));
   }
 
   /** Resolves once at least `n` plugins are ready; rejects after `timeoutMs`. */
@@ -220,7 +209,7 @@ export class NriRuntime {
         const res = await plugin.call(`${V1BETA1}.Plugin`, desc.name, payload, { timeoutMs: this.options.requestTimeoutMs });
         results.push({ plugin, response: fromBinary(desc.output, res) as MessageShape<PluginMethods[K]["output"]> });
       } catch (e) {
-        const err = new Error(`nri: plugin ${plugin.id}: ${desc.name}: ${(e as Error).message}`, { cause: e });
+        const err = callError(`nri: plugin ${plugin.id}: ${desc.name}`, e);
         if (e instanceof RpcError && e.code === Code.DEADLINE_EXCEEDED) plugin.close(err);
         if (!TEARDOWN.has(method)) throw err;
         results.push({ plugin, error: err });
@@ -244,7 +233,7 @@ export class NriRuntime {
       RegisterPlugin: {
         kind: "unary" as const,
         handler: (payload: Uint8Array) => {
-          const req = fromBinary(RegisterPluginRequestSchema, payload);
+          const req = decodeMessage(RegisterPluginRequestSchema, payload);
           try {
             checkPluginName(req.pluginName);
             checkPluginIndex(req.pluginIdx);
@@ -259,7 +248,7 @@ export class NriRuntime {
         kind: "unary" as const,
         handler: async (payload: Uint8Array) => {
           if (handle === undefined) throw new RpcError(Code.FAILED_PRECONDITION, "plugin is not registered");
-          const req = fromBinary(UpdateContainersRequestSchema, payload);
+          const req = decodeMessage(UpdateContainersRequestSchema, payload);
           const failed = (await this.options.onUpdateContainers?.(handle, req)) ?? [];
           return toBinary(UpdateContainersResponseSchema, create(UpdateContainersResponseSchema, { failed }));
         },
