@@ -68,6 +68,11 @@ export abstract class FrameConnection {
     return this.closedPromise;
   }
 
+  /** Bytes held for a frame received in part, counted in the connection's frameBudget. */
+  get partialFrameBytes(): number {
+    return this.decoder.buffered;
+  }
+
   /** The reason the connection ended, or undefined while it is open. */
   get closeReason(): Error | undefined {
     return this.closeError;
@@ -153,7 +158,8 @@ export abstract class FrameConnection {
   };
 
   private readonly onError = (err: Error): void => {
-    this.close(new ClosedError(`ttrpc: connection error: ${err.message}`, { cause: err }));
+    // A transport that ended in order (a mux trunk closing) says so itself.
+    this.close(err instanceof ClosedError ? err : new ClosedError(`ttrpc: connection error: ${err.message}`, { cause: err }));
   };
 
   private readonly onSocketClose = (): void => {

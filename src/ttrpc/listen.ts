@@ -10,8 +10,8 @@ export interface ListenUnixOptions {
   mode?: number;
 }
 
-/** Longest socket path Linux binds: sun_path holds 108 bytes with the terminating NUL. */
-const MAX_SOCKET_PATH = 107;
+/** Longest socket path Linux binds: the 108 bytes of sun_path (Node binds them without a NUL). */
+const MAX_SOCKET_PATH = 108;
 
 /** A listening unix socket server that removes its socket file when closed, unless replaced since. */
 class UnixSocketServer extends NetServer {
@@ -53,7 +53,8 @@ export async function listenUnix(path: string, onConnection: (socket: Socket) =>
   await mkdir(dir, { recursive: true, mode: 0o700 }).catch((e: Error) => {
     throw fail(e.message, e);
   });
-  const hidden = await mkdtemp(join(dir, ".")).catch((e: Error) => {
+  // `${dir}/.` and not join(dir, "."), which would be `dir` itself: the directory goes inside it.
+  const hidden = await mkdtemp(`${dir === "/" ? "" : dir}/.`).catch((e: Error) => {
     throw fail(e.message, e);
   });
   const bound = join(hidden, "s");
