@@ -55,11 +55,7 @@ export class Mux {
     this.closedPromise = new Promise((r) => (this.resolveClosed = r));
     trunk.on("data", this.onData);
     trunk.on("end", this.onEnd);
-    trunk.on("error", (e: NodeJS.ErrnoException) => {
-      const byPeer = e.code === "EPIPE" || e.code === "ECONNRESET";
-      if (byPeer) this.close(new ClosedError(`mux: trunk closed by peer: ${e.message}`, { cause: e }));
-      else this.close(new MuxError(`mux: trunk error: ${e.message}`, { cause: e }));
-    });
+    trunk.on("error", this.onTrunkError);
     trunk.on("close", () => this.close(new ClosedError("mux: trunk closed")));
   }
 
@@ -104,8 +100,20 @@ export class Mux {
   /** @internal */
   write(connId: number, data: Uint8Array, cb: (err?: Error | null) => void): void {
     if (this.error !== undefined) return cb(this.error);
-    this.trunk.write(encodeMuxFrames(connId, data, this.maxWrite), cb);
+    this.trunk.write(encodeMuxFrames(connId, data, this.maxWrite), (err) => {
+      if (err === null || err === undefined) return cb();
+      // The write callback hears of a dead trunk before its 'error' event: close with the
+      // reason first, so every connection reports that and not the bare errno.
+      this.onTrunkError(err as NodeJS.ErrnoException);
+      cb(this.error);
+    });
   }
+
+  private readonly onTrunkError = (e: NodeJS.ErrnoException): void => {
+    const byPeer = e.code === "EPIPE" || e.code === "ECONNRESET";
+    if (byPeer) this.close(new ClosedError(`mux: trunk closed by peer: ${e.message}`, { cause: e }));
+    else this.close(new MuxError(`mux: trunk error: ${e.message}`, { cause: e }));
+  };
 
   /** @internal */
   forget(conn: MuxConnection): void {
