@@ -14,11 +14,23 @@ export function varint32Size(v: number): number {
   return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
-/** Encoded size of an int64 varint for a safe integer (negative values take 10 bytes). */
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+/**
+ * `v` as an int64. Past ±2^53 a number is inexact and near 2^63 it rounds to 2^63 itself, which
+ * as two's complement would wrap to the most negative value: clamp to the int64 range instead.
+ */
+function int64Of(v: number): bigint {
+  const x = BigInt(v);
+  return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : x;
+}
+
+/** Encoded size of an int64 varint for an integer (negative values take 10 bytes). */
 export function varint64Size(v: number): number {
   if (v >= 0 && v <= 0xffffffff) return varint32Size(v);
   if (v < 0) return 10;
-  let x = BigInt(v);
+  let x = int64Of(v);
   let n = 1;
   while (x >= 0x80n) {
     x >>= 7n;
@@ -41,7 +53,7 @@ export function writeVarint32(buf: Uint8Array, pos: number, v: number): number {
 export function writeVarint64(buf: Uint8Array, pos: number, v: number): number {
   if (v >= 0 && v <= 0xffffffff) return writeVarint32(buf, pos, v);
   // Rare: timeouts past 4.29 s in nanoseconds, or already-passed deadlines.
-  let x = BigInt.asUintN(64, BigInt(v));
+  let x = BigInt.asUintN(64, int64Of(v));
   while (x >= 0x80n) {
     buf[pos++] = Number(x & 0x7fn) | 0x80;
     x >>= 7n;
@@ -131,6 +143,8 @@ export class Reader {
         lo |= (byte & 0x0f) << 28;
         hi |= (byte & 0x7f) >> 4;
       } else hi |= (byte & 0x7f) << (7 * i - 32);
+      // The tenth byte holds bit 63 only; more is past 64 bits, which protobuf-go refuses.
+      if (i === 9 && byte > 1) this.fail("varint overflows 64 bits");
       if (byte < 0x80) {
         lo >>>= 0;
         return hi | 0 ? (hi | 0) * 0x100000000 + lo : lo;
