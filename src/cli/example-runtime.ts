@@ -1,7 +1,8 @@
 import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import { ContainerSchema, ContainerState, type ContainerUpdate, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
 import { type EventMethod, NriRuntime, type PluginHandle } from "../nri/runtime.js";
-import { isStateChangeMethod } from "../nri/translation.js";
+import { stateChangeEventOf } from "../translate/index.js";
+import { type Command, UsageError } from "./command.js";
 
 /** Options of the example runtime. */
 export interface ExampleRuntimeOptions {
@@ -49,7 +50,7 @@ function updatesOf(list: ContainerUpdate[]): { container: string; cpu_shares?: n
 /** How a plugin received a call: its revision, and StateChange where it got that. */
 function via(plugin: PluginHandle, method: string): string {
   if (plugin.version === "v1beta1") return "v1beta1";
-  return plugin.stateChange && isStateChangeMethod(method) ? "v1alpha1 StateChange" : "v1alpha1";
+  return plugin.stateChange && stateChangeEventOf(method) !== undefined ? "v1alpha1 StateChange" : "v1alpha1";
 }
 
 /**
@@ -113,3 +114,20 @@ export async function runExampleRuntime(o: ExampleRuntimeOptions): Promise<numbe
   }
   return code;
 }
+
+/** `nri-wire example-runtime`. */
+export const exampleRuntimeCommand: Command = {
+  name: "example-runtime",
+  summary: "Run the example runtime: wait for plugins, drive 13 events, print each result as a JSON line.",
+  description: "Exits 0 when every event succeeded, 1 otherwise.",
+  options: {
+    socket: { type: "string", value: "PATH", description: "where to listen", required: true },
+    plugins: { type: "string", value: "N", description: "how many plugins to wait for (default 1)" },
+  },
+  async run(v) {
+    if (v.socket === undefined) throw new UsageError("nri-wire example-runtime: --socket is required");
+    const plugins = Number(v.plugins ?? "1");
+    if (!Number.isSafeInteger(plugins) || plugins < 1) throw new UsageError(`nri-wire example-runtime: --plugins ${String(v.plugins)} is not a positive integer`);
+    return runExampleRuntime({ socketPath: v.socket as string, plugins });
+  },
+};

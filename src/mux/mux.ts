@@ -175,6 +175,7 @@ export class MuxConnection extends Duplex {
     }
   }
 
+  /** @internal Duplex plumbing. */
   override _read(): void {
     if (this.holding) {
       this.holding = false;
@@ -182,14 +183,17 @@ export class MuxConnection extends Duplex {
     }
   }
 
+  /** @internal Duplex plumbing. */
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     this.mux.write(this.connId, chunk, cb);
   }
 
+  /** @internal Duplex plumbing. */
   override _final(cb: (err?: Error | null) => void): void {
     cb();
   }
 
+  /** @internal Duplex plumbing. */
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
     this.mux.forget(this);
     if (this.holding) {

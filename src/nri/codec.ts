@@ -18,13 +18,17 @@ export function decodeMessage<D extends DescMessage>(schema: D, bytes: Uint8Arra
 }
 
 /**
- * Encodes an NRI message from a value or init shape. A value that does not fit its fields is
- * RpcError `code` (INVALID_ARGUMENT for a caller's argument, INTERNAL for a handler's answer)
- * `cannot encode <type name>: <reason>`.
+ * Encodes an NRI message from an init shape, or from what `build` returns (building may throw
+ * too). A value that does not fit its fields is RpcError `code` (INVALID_ARGUMENT for a caller's
+ * argument, INTERNAL for a handler's answer) `cannot encode <type name>: <reason>`.
  */
-export function encodeMessage<D extends DescMessage>(schema: D, init: MessageInitShape<D> | undefined, code: Code = Code.INVALID_ARGUMENT): Uint8Array {
+export function encodeMessage<D extends DescMessage>(
+  schema: D,
+  init: MessageInitShape<D> | (() => MessageShape<D>) | undefined,
+  code: Code = Code.INVALID_ARGUMENT,
+): Uint8Array {
   try {
-    return toBinary(schema, create(schema, init));
+    return toBinary(schema, typeof init === "function" ? init() : create(schema, init));
   } catch (e) {
     throw new RpcError(code, `cannot encode ${schema.typeName}: ${reason(e)}`, { cause: e });
   }

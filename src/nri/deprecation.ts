@@ -8,6 +8,7 @@ export interface Deprecation {
   readonly message: string;
 }
 
+/** The deprecation recorded when a plugin gets `method` as StateChange because it lacks the dedicated call. */
 export function stateChangeDeprecation(plugin: string, method: string): Deprecation {
   return { plugin, method, message: `plugin ${plugin} does not implement ${method}: uses deprecated StateChange` };
 }

@@ -95,6 +95,7 @@ export abstract class FrameConnection {
     if (this.holds++ === 0) this.socket.pause();
   }
 
+  /** Undoes one hold(); reading resumes when none is left. */
   release(): void {
     if (this.holds > 0 && --this.holds === 0 && this.closeError === undefined) this.socket.resume();
   }

@@ -24,9 +24,13 @@ export interface CallContext {
   readonly signal: AbortSignal;
 }
 
+/** A unary method: one request, one response. */
 export type UnaryHandler = (request: Uint8Array, ctx: CallContext) => Uint8Array | Promise<Uint8Array>;
+/** A server-streaming method: one request, any number of responses. */
 export type ServerStreamingHandler = (request: Uint8Array, ctx: CallContext) => AsyncIterable<Uint8Array>;
+/** A client-streaming method: any number of requests, one response once the client closes its side. */
 export type ClientStreamingHandler = (requests: AsyncIterable<Uint8Array>, ctx: CallContext) => Promise<Uint8Array>;
+/** A bidirectional-streaming method: requests and responses in both directions at once. */
 export type BidiStreamingHandler = (requests: AsyncIterable<Uint8Array>, ctx: CallContext) => AsyncIterable<Uint8Array>;
 
 /** A raw method: its shape and handler. */

@@ -50,9 +50,13 @@ export type ServiceImpl<M extends GenServiceMethods> = {
  * translating layer, a test double). Streaming methods are needed only by streaming calls.
  */
 export interface Transport {
+  /** A unary call. */
   call(service: string, method: string, payload: Uint8Array, options?: CallOptions): Promise<Uint8Array>;
+  /** A server-streaming call. */
   serverStream?(service: string, method: string, payload: Uint8Array, options?: CallOptions): AsyncIterable<Uint8Array>;
+  /** A client-streaming call. */
   clientStream?(service: string, method: string, input: AsyncIterable<Uint8Array>, options?: CallOptions): Promise<Uint8Array>;
+  /** A bidirectional-streaming call. */
   bidiStream?(service: string, method: string, input: AsyncIterable<Uint8Array>, options?: CallOptions): AsyncIterable<Uint8Array>;
 }
 

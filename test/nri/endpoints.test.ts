@@ -1,8 +1,7 @@
 import { spawn } from "node:child_process";
-import { readFileSync, mkdtempSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { type Socket, connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigureResponseSchema, ContainerSchema, PodSandboxSchema, RegisterPluginRequestSchema } from "../../gen/v1alpha1/api_pb.js";
@@ -13,16 +12,15 @@ import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { decodeRequest, decodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
+import { socketPath } from "../support/socket.js";
+import { eventually, signal } from "../support/wait.js";
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+/** A handler that never answers on its own: its call ends by deadline or by the connection closing. */
+const never = (): Promise<never> => new Promise(() => undefined);
 const cleanup: (() => void)[] = [];
 afterEach(() => {
   for (const f of cleanup.splice(0)) f();
 });
-
-function socketPath(): string {
-  return join(mkdtempSync(join(tmpdir(), "nriw-e-")), "nri.sock");
-}
 
 async function startRuntime(extra: Partial<ConstructorParameters<typeof NriRuntime>[0]> = {}): Promise<NriRuntime> {
   const rt = new NriRuntime({ socketPath: socketPath(), name: "test-runtime", version: "0", ...extra });
@@ -75,22 +73,23 @@ describe("runtime endpoint", () => {
   });
 
   it("closes a plugin that exceeds the request timeout, as the reference does, and the plugin hears why", async () => {
-    const rt = await startRuntime({ requestTimeoutMs: 100 });
-    const p = await startPlugin(rt, { startContainer: () => sleep(1000) });
+    const dropped = signal();
+    const rt = await startRuntime({ requestTimeoutMs: 100, onPluginClosed: () => dropped.fire() });
+    const p = await startPlugin(rt, { startContainer: never });
     await rt.waitForPlugins(1);
     await expect(rt.dispatch("startContainer", { pod, container })).rejects.toThrow(
       "nri: plugin 10-p: StartContainer: deadline_exceeded: deadline of 100 ms exceeded",
     );
     const reason = await p.closed;
     expect(reason.message).toMatch(/^mux: trunk closed by peer/);
-    await sleep(20);
+    await dropped.promise;
     expect(rt.plugins).toEqual([]);
   });
 
   it("a plugin dying mid-call fails that call and delivery goes on to the next plugin", async () => {
     const rt = await startRuntime();
     let dying: NriPlugin | undefined;
-    dying = await startPlugin(rt, { removeContainer: () => { setImmediate(() => dying!.close(new Error("plugin crashed"))); return sleep(1000); } }, "01", "dying");
+    dying = await startPlugin(rt, { removeContainer: () => { setImmediate(() => dying!.close(new Error("plugin crashed"))); return never(); } }, "01", "dying");
     let reached = false;
     await startPlugin(rt, { removeContainer: () => { reached = true; } }, "02", "next");
     await rt.waitForPlugins(2);
@@ -102,9 +101,9 @@ describe("runtime endpoint", () => {
   it("the plugin's close callback fires with the reason when the runtime goes away", async () => {
     const rt = await startRuntime();
     const reasons: string[] = [];
-    await startPlugin(rt, {}, "10", "p", { onClose: (e) => reasons.push(e.message) });
+    const p = await startPlugin(rt, {}, "10", "p", { onClose: (e) => reasons.push(e.message) });
     rt.close();
-    await sleep(50);
+    await p.closed;
     // The end of the trunk is seen as end of input or, mid-write, as EPIPE.
     expect(reasons).toHaveLength(1);
     expect(reasons[0]).toMatch(/^mux: trunk closed by peer/);
@@ -120,7 +119,7 @@ describe("runtime endpoint", () => {
     }
     await rt.waitForPlugins(1);
     expect(rt.plugins.map((p) => [p.id, p.events])).toEqual([["01-raw", 0x3fff]]);
-    await sleep(50);
+    await eventually(() => closed.length > 0, "the runtime to drop plugin 02");
     expect(closed).toEqual(["nri: plugin 02-raw: setup failed: nri: event mask 0x8000 has unknown bits 0x8000"]);
   });
 
@@ -151,11 +150,12 @@ describe("runtime endpoint", () => {
 
   it("refuses a connection that never registers, after the registration timeout", async () => {
     const closed: string[] = [];
-    const rt = await startRuntime({ registrationTimeoutMs: 100, onPluginClosed: (_p, r) => closed.push(r.message) });
+    const dropped = signal();
+    const rt = await startRuntime({ registrationTimeoutMs: 100, onPluginClosed: (_p, r) => { closed.push(r.message); dropped.fire(); } });
     const path = (rt as unknown as { options: { socketPath: string } }).options.socketPath;
     const s = connect(path);
     cleanup.push(() => s.destroy());
-    await sleep(250);
+    await dropped.promise;
     expect(closed).toEqual(["nri: plugin: setup failed: nri: plugin did not register within 100 ms"]);
   });
 });

@@ -159,7 +159,7 @@ describe("errors through the endpoints keep their meaning", () => {
     ]);
     expect(await call("CreateContainer", new Uint8Array(0))).toEqual([
       Code.INTERNAL,
-      "cannot encode nri.pkg.api.v1beta1.CreateContainerResponse: cannot encode field nri.pkg.api.v1beta1.OptionalInt64.value to binary: The number 1.5 cannot be converted to a BigInt because it is not an integer",
+      "cannot encode nri.pkg.api.v1beta1.CreateContainerResponse: nri: update[0].linux.resources.memory.limit.value: 1.5 is not an integer",
     ]);
   });
 });

@@ -13,7 +13,7 @@ import { ClosedError, RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { Rng } from "../../scripts/fuzz/rng.js";
 import { seed } from "../support/fc.js";
-import { until } from "../support/wait.js";
+import { eventually } from "../support/wait.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -67,7 +67,7 @@ describe("runtime and plugin faults over real sockets", () => {
     await rt.dispatch("runPodSandbox", { pod });
     expect([rt.plugins.map((p) => p.id), got]).toEqual([["10-good"], ["pod1"]]);
     for (const s of [noise, huge]) s.destroy();
-    await until(() => closed.length >= 4, "every garbage connection to be closed");
+    await eventually(() => closed.length >= 4, "every garbage connection to be closed");
     console.log(`garbage connections closed with: ${JSON.stringify(closed)}`);
     expect(closed).toContain("mux: frame length 4294967295 for conn 2 exceeds maximum 4194314");
     expect(closed).toContain("mux: truncated frame: trunk ended after 3 of 8 header bytes");

@@ -2,19 +2,43 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
 /**
- * Resolves once `check()` holds, looking again after every turn of the event loop that ran
- * I/O; rejects with `what` after `timeoutMs`. For states that no single event announces.
+ * Waiting in tests. Tests wait on events or conditions, never for a fixed time: `sleep` is for
+ * handlers that must be slow on purpose (a peer's Sleep method, a handler outliving a deadline).
  */
-export function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const start = performance.now();
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    const look = (): void => {
-      if (check()) return resolve();
-      if (performance.now() - start > timeoutMs) return reject(new Error(`test: timed out waiting for ${what}`));
-      setTimeout(look, 1);
-    };
-    look();
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    });
   });
+}
+
+/**
+ * Resolves once `condition` holds, checking after every turn of the event loop (I/O included);
+ * rejects naming `what` if it still does not hold after `timeoutMs`.
+ */
+export function eventually(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + timeoutMs;
+    const check = (): void => {
+      if (condition()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`test: timed out after ${timeoutMs} ms waiting for ${what}`));
+      setTimeout(check, 1);
+    };
+    check();
+  });
+}
+
+/** A promise and the function that settles it, for waiting on a callback. */
+export function signal<T = void>(): { promise: Promise<T>; fire: (value: T) => void } {
+  let fire!: (value: T) => void;
+  const promise = new Promise<T>((r) => (fire = r));
+  return { promise, fire };
 }
 
 /** Counts of the active handles and requests Node reports, by type (`Timeout`, `PipeWrap`, ...). */

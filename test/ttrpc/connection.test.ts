@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../../src/ttrpc/client.js";
 import { ClosedError, ProtocolError, RpcError } from "../../src/ttrpc/errors.js";
 import { MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
-import { until } from "../support/wait.js";
+import { eventually } from "../support/wait.js";
 import { Code, Harness, enc } from "./harness.js";
 
 async function rejection(p: Promise<unknown>): Promise<RpcError> {
@@ -34,7 +34,7 @@ describe("connection ends", () => {
     const c = await h.client();
     const pending = c.call("t.Test", "Sleep", enc("60000"));
     // The server ends the connection between frames: the client hears the peer close it.
-    await until(() => h.connections.at(-1)?.active === 1, "the call to reach the server");
+    await eventually(() => h.connections.at(-1)?.active === 1, "the call to reach the server");
     h.connections.at(-1)!.close();
     const reason = await c.closed;
     expect(reason).toBeInstanceOf(ClosedError);

@@ -12,7 +12,7 @@ import { encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { DEFAULT_MAX_DATA_LENGTH, HEADER_LENGTH, MessageType, encodeFrame, writeHeader } from "../../src/ttrpc/frame.js";
 import type { ServerConnection } from "../../src/ttrpc/server.js";
-import { activeResources, collectGarbage, until } from "../support/wait.js";
+import { activeResources, collectGarbage, eventually } from "../support/wait.js";
 import { Code, dec, enc, testServer } from "./harness.js";
 
 /*
@@ -108,7 +108,7 @@ describe("faults over real sockets", () => {
     // Closed handles leave Node's list a loop turn after their close event: wait for the list to
     // come back to what it was (a leak would time this out).
     const back = (): boolean => Object.entries(activeResources()).every(([kind, n]) => n <= (before[kind] ?? 0));
-    await until(back, "the active handles and timers to come back to what they were", 5000);
+    await eventually(back, "the active handles and timers to come back to what they were", 5000);
     const after = activeResources();
     const text = "unavailable: connection closed: ttrpc: truncated frame: input ended after 50 of 100 data bytes of stream 1";
     expect(new Set(errors.map((e) => `${(e as RpcError).code} ${e.message}`))).toEqual(new Set([`${Code.UNAVAILABLE} ${text}`]));
@@ -184,7 +184,7 @@ describe("faults over real sockets", () => {
     const rss = rssSampler();
     const p = await peer(FLOOD, [path, head, String(payload), String(count), "Drop", "yes"]);
     await p.next("sent");
-    await until(() => served.count === count, `${count} flood calls served`);
+    await eventually(() => served.count === count, `${count} flood calls served`);
     const grew = rss.stop();
     console.log(`flood: ${count} frames of 4 MiB (${mib(count * DEFAULT_MAX_DATA_LENGTH)}) served; peak RSS ${mib(grew)} above the start`);
     expect(served.count).toBe(count);
@@ -254,7 +254,7 @@ describe("faults over real sockets", () => {
     }
     // Each connection either holds its 1 MiB or was closed for asking past the cap.
     const holding = (): number => conns.filter((c) => c.closeReason === undefined && c.partialFrameBytes === MiB).length;
-    await until(() => conns.length === 200 && holding() + closed === 200, "every connection to hold its frame or be closed");
+    await eventually(() => conns.length === 200 && holding() + closed === 200, "every connection to hold its frame or be closed", 30_000);
     const held = processFrameBudget.used;
     await collectGarbage();
     const grew = process.memoryUsage().arrayBuffers - base;

@@ -1,0 +1,6 @@
+import type { Command } from "./command.js";
+import { examplePluginCommand } from "./example-plugin.js";
+import { exampleRuntimeCommand } from "./example-runtime.js";
+
+/** Every subcommand of `nri-wire`, in the order help lists them. */
+export const COMMANDS: readonly Command[] = [examplePluginCommand, exampleRuntimeCommand];
