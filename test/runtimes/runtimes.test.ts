@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { containerd } from "./containerd.js";
+import { crio } from "./crio.js";
+import { expectedCpuValue, lifecycle, type Observed, removeAllPods } from "./lifecycle.js";
+import { PLUGINS, type PluginUnderTest } from "./plugins.js";
+import { pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { type Built, build, processesUnder, readText, logDir, removeWorkDir, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
+
+/**
+ * Real runtimes in the loop: containerd v2.4.2 and CRI-O v1.34.0, built by
+ * scripts/runtimes/build.sh, run one host-network pod and container through CRI for every
+ * plugin the project ships, with the plugin connecting to the NRI socket and pre-installed in
+ * the plugin directory (launched by the runtime on fd 3). Runs as root on Linux; elsewhere it
+ * prints a notice and skips. `npm run test:runtimes` runs only this suite.
+ */
+
+const skip = skipReason();
+if (skip !== undefined) console.warn(skip);
+
+const LIFECYCLE_EVENTS = new Set([
+  "RunPodSandbox", "UpdatePodSandbox", "PostUpdatePodSandbox", "StopPodSandbox", "RemovePodSandbox",
+  "CreateContainer", "PostCreateContainer", "StartContainer", "PostStartContainer", "UpdateContainer",
+  "PostUpdateContainer", "StopContainer", "RemoveContainer", "ValidateContainerAdjustment",
+]);
+
+interface PluginLine {
+  event?: string;
+  pod?: string;
+  container?: string;
+  runtime?: string;
+  nriVersion?: string;
+}
+
+function pluginLines(file: string): PluginLine[] {
+  return readText(file)
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as PluginLine);
+}
+
+/** `NRI plugin uses a deprecated interface.` lines of a log, as `<plugin> <Event>`. */
+function deprecationWarnings(log: string): string[] {
+  const re = /msg="NRI plugin uses a deprecated interface\." deprecated=StateChange details="does not implement a dedicated (\w+) RPC call" plugin=(\S+)/;
+  return readText(log)
+    .split("\n")
+    .flatMap((l) => {
+      const m = re.exec(l);
+      return m ? [`${m[2]} ${m[1]}`] : [];
+    });
+}
+
+/** Error-level log lines about NRI or its plugins. */
+function nriErrors(log: string): string[] {
+  return readText(log)
+    .split("\n")
+    .filter((l) => /level=error/.test(l) && /nri|plugin/i.test(l));
+}
+
+interface Outcome {
+  observed: Observed;
+  lines: PluginLine[];
+  log: string;
+  runtimeDeprecations: string[];
+}
+
+/** A runtime, its state directory and the number of runs so far. */
+interface Suite {
+  runtime: RuntimeUnderTest;
+  built: Built;
+  dir: string;
+  logs: string;
+  runs: number;
+}
+
+/** Starts the runtime (and the plugin), drives the lifecycle, stops everything by PID. */
+async function runOnce(s: Suite, p: PluginUnderTest, mode: "socket" | "fd"): Promise<Outcome> {
+  const n = ++s.runs;
+  const files = pluginFiles(s.logs, n);
+  const rt: RunningRuntime = await s.runtime.start(s, n, mode === "fd" ? p : undefined);
+  let plugin: Started | undefined;
+  const tools = { crictl: s.built.CRICTL!, criClient: s.built.CRI_CLIENT!, image: s.built.IMAGE!, endpoint: rt.endpoint, log: rt.log };
+  const leaks: string[] = [];
+  let failed = true;
+  try {
+    if (mode === "socket") {
+      const [cmd, ...args] = p.argv;
+      plugin = startLogged("sh", ["-c", `exec "$@" >${files.out} 2>${files.err}`, "sh", cmd!, ...args, "--socket", rt.nriSocket], "/dev/null", {
+        ...process.env,
+        NRI_PLUGIN_NAME: p.name,
+        NRI_PLUGIN_IDX: p.idx,
+      });
+    }
+    await waitUntil(
+      () => pluginLines(files.out).some((l) => l.event === "Synchronize"),
+      `${p.label} (${mode}) did not synchronize with ${s.runtime.name}`,
+      60_000,
+      () => `; plugin stderr: ${files.err}: ${readText(files.err).slice(-2000)}; runtime log: ${rt.log}`,
+    );
+    const observed = await lifecycle(tools, s.dir, `${n}`);
+    const last = s.runtime.events(p).at(-1);
+    await waitUntil(() => pluginLines(files.out).some((l) => l.event === last), `${p.label} (${mode}) never received ${last}`, 30_000, () => `; plugin output: ${files.out}; runtime log: ${rt.log}`);
+    const runtimeDeprecations = await rt.deprecations();
+    failed = false;
+    return { observed, lines: pluginLines(files.out), log: rt.log, runtimeDeprecations };
+  } finally {
+    if (failed) await removeAllPods(tools, s.dir);
+    await rt.stop();
+    // The plugin sees its runtime go away and must exit by itself.
+    const pid = plugin?.pid ?? (existsSync(files.pid) ? Number(readFileSync(files.pid, "utf8")) : undefined);
+    if (pid !== undefined) {
+      const alive = () => existsSync(`/proc/${pid}`) && !readText(`/proc/${pid}/stat`).includes(") Z ");
+      await waitUntil(() => !alive(), "", 15_000).catch(() => {
+        leaks.push(`plugin ${p.label} (pid ${pid}) still running after ${s.runtime.name} stopped`);
+      });
+      if (plugin) await stop(plugin);
+      else if (alive()) process.kill(pid, "SIGKILL");
+    }
+    await waitUntil(() => processesUnder(s.dir).length === 0, "", 15_000).catch(() => {
+      for (const q of processesUnder(s.dir)) {
+        leaks.push(`process ${q.pid} left behind: ${q.cmdline.slice(0, 200)}`);
+        process.kill(q.pid, "SIGKILL");
+      }
+    });
+    if (leaks.length > 0 && !failed) throw new Error(`runtimes: ${s.runtime.name} with ${p.label} (${mode}) left behind: ${leaks.join("; ")}`);
+  }
+}
+
+/** The checks every (runtime, plugin, mode) run must pass. */
+function check(r: RuntimeUnderTest, p: PluginUnderTest, o: Outcome): void {
+  const where = `runtime log: ${o.log}`;
+  const configure = o.lines.find((l) => l.event === "Configure");
+  expect(configure, where).toMatchObject({ runtime: r.configure.runtime, nriVersion: r.configure.nriVersion });
+  // Every lifecycle event once, in order, for this pod and container.
+  const events = o.lines.filter((l) => l.event !== undefined && LIFECYCLE_EVENTS.has(l.event));
+  expect(events.map((l) => l.event), where).toEqual(r.events(p));
+  for (const l of events) {
+    expect(l.pod, `${l.event}: ${where}`).toBe(o.observed.podId);
+    expect(l.container, `${l.event}: ${where}`).toBe(/PodSandbox$/.test(l.event!) ? "" : o.observed.containerId);
+  }
+  // The adjustments, as the container sees them.
+  expect(o.observed.env).toContain(`${p.adjusts.env[0]}=${p.adjusts.env[1]}`);
+  expect(o.observed.annotations[p.adjusts.annotation[0]]).toBe(p.adjusts.annotation[1]);
+  expect(o.observed.cpu.value, o.observed.cpu.file).toBe(expectedCpuValue(o.observed.cpu.file, p.adjusts.cpuSharesOnUpdate));
+  // Deprecation warnings exactly where the runtime owes them, and no NRI error.
+  const id = `${p.idx}-${p.name}`;
+  expect(deprecationWarnings(o.log).sort(), where).toEqual(r.deprecationWarnings(p).map((e) => `${id} ${e}`).sort());
+  expect(o.runtimeDeprecations.includes("io.containerd.deprecation/nri-plugin-interface"), where).toBe(r.deprecationWarnings(p).length > 0);
+  expect(nriErrors(o.log), where).toEqual([]);
+}
+
+/** The runtimes, by the name build.sh takes; NRI_WIRE_RUNTIMES=containerd (comma-separated) picks some. */
+const RUNTIMES: readonly { name: string; make: (b: Built) => RuntimeUnderTest }[] = [
+  { name: "containerd", make: containerd },
+  { name: "crio", make: crio },
+].filter((r) => (process.env.NRI_WIRE_RUNTIMES ?? r.name).split(",").includes(r.name));
+
+describe.skipIf(skip !== undefined).each(RUNTIMES)("$name", ({ name, make }) => {
+  const suite = {} as Suite;
+  beforeAll(async () => {
+    suite.built = await build([name]);
+    suite.runtime = make(suite.built);
+    suite.dir = workDir(name === "containerd" ? "ctd" : "crio");
+    suite.logs = logDir(suite.built, name);
+    suite.runs = 0;
+  }, 1_800_000);
+  afterAll(async () => {
+    if (suite.dir === undefined) return;
+    const leaks = await removeWorkDir(suite.dir);
+    if (leaks.length > 0) throw new Error(`runtimes: ${name} left behind: ${leaks.join("; ")}`);
+  }, 120_000);
+
+  const cases = PLUGINS.flatMap((p) => (["socket", "fd"] as const).map((mode) => ({ p, mode, label: p.label })));
+  it.each(cases)("$label, $mode: every event once and in order, adjustments in the container, exact deprecations, no NRI error", async ({ p, mode }) => {
+    check(suite.runtime, p, await runOnce(suite, p, mode));
+  }, 300_000);
+});
