@@ -68,14 +68,17 @@ state = "${dir}/state"
 
 /** containerd v2.4.2 with the CRI plugin and NRI enabled. */
 export function containerd(b: Built): RuntimeUnderTest {
-  const bin = b.CONTAINERD_BIN!;
   let snapshotter: string | undefined;
   return {
     name: "containerd",
     configure: { runtime: "containerd", nriVersion: "v0.12.3" },
     events: () => [...EVENTS],
     deprecationWarnings: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    refusal: () => undefined,
+    // The shims' socket directory is fixed.
+    hostPaths: ["/run/containerd"],
     async start({ dir, logs }, n, preinstalled) {
+      const bin = b.CONTAINERD_BIN!;
       snapshotter ??= overlayWorks(dir) ? "overlayfs" : "native";
       const config = join(dir, "config.toml");
       writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!));

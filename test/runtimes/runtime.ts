@@ -32,6 +32,10 @@ export interface RuntimeUnderTest {
   events(p: PluginUnderTest): string[];
   /** The events it sends a StateChange-only plugin through StateChange and warns about (containerd). */
   deprecationWarnings(p: PluginUnderTest): string[];
+  /** The log message with which the runtime refuses the plugin, when it does (else undefined). */
+  refusal(p: PluginUnderTest): string | undefined;
+  /** Paths outside its directory that the runtime creates; the suite removes those it made. */
+  readonly hostPaths: readonly string[];
   /**
    * Starts the runtime for run number `n`, its state in `at.dir` and its log in `at.logs`; with
    * `preinstalled` the plugin sits in its plugin directory.

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
@@ -58,13 +58,14 @@ function nriErrors(log: string): string[] {
 }
 
 interface Outcome {
-  observed: Observed;
+  /** Undefined when the runtime refused the plugin as expected. */
+  observed?: Observed;
   lines: PluginLine[];
   log: string;
   runtimeDeprecations: string[];
 }
 
-/** A runtime, its state directory and the number of runs so far. */
+/** A runtime, its state and log directories and the number of runs so far. */
 interface Suite {
   runtime: RuntimeUnderTest;
   built: Built;
@@ -73,13 +74,17 @@ interface Suite {
   runs: number;
 }
 
-/** Starts the runtime (and the plugin), drives the lifecycle, stops everything by PID. */
+/**
+ * Starts the runtime (and the plugin), drives the lifecycle, stops everything by PID. When the
+ * runtime is known to refuse the plugin, waits for that refusal instead of the lifecycle.
+ */
 async function runOnce(s: Suite, p: PluginUnderTest, mode: "socket" | "fd"): Promise<Outcome> {
   const n = ++s.runs;
   const files = pluginFiles(s.logs, n);
   const rt: RunningRuntime = await s.runtime.start(s, n, mode === "fd" ? p : undefined);
   let plugin: Started | undefined;
   const tools = { crictl: s.built.CRICTL!, criClient: s.built.CRI_CLIENT!, image: s.built.IMAGE!, endpoint: rt.endpoint, log: rt.log };
+  const what = `${p.label} (${mode}) with ${s.runtime.name}`;
   const leaks: string[] = [];
   let failed = true;
   try {
@@ -91,22 +96,29 @@ async function runOnce(s: Suite, p: PluginUnderTest, mode: "socket" | "fd"): Pro
         NRI_PLUGIN_IDX: p.idx,
       });
     }
-    await waitUntil(
-      () => pluginLines(files.out).some((l) => l.event === "Synchronize"),
-      `${p.label} (${mode}) did not synchronize with ${s.runtime.name}`,
-      60_000,
-      () => `; plugin stderr: ${files.err}: ${readText(files.err).slice(-2000)}; runtime log: ${rt.log}`,
-    );
+    const refusal = s.runtime.refusal(p);
+    const detail = () => `; plugin stderr: ${files.err}: ${readText(files.err).slice(-2000)}; runtime log: ${rt.log}`;
+    if (refusal !== undefined) {
+      await waitUntil(
+        () => readText(rt.log).includes(refusal) || pluginLines(files.out).some((l) => l.event === "Synchronize"),
+        `${what}: expected the refusal "${refusal}"`,
+        60_000,
+        detail,
+      );
+      failed = false;
+      return { lines: pluginLines(files.out), log: rt.log, runtimeDeprecations: [] };
+    }
+    await waitUntil(() => pluginLines(files.out).some((l) => l.event === "Synchronize"), `${what}: the plugin did not synchronize`, 60_000, detail);
     const observed = await lifecycle(tools, s.dir, `${n}`);
     const last = s.runtime.events(p).at(-1);
-    await waitUntil(() => pluginLines(files.out).some((l) => l.event === last), `${p.label} (${mode}) never received ${last}`, 30_000, () => `; plugin output: ${files.out}; runtime log: ${rt.log}`);
+    await waitUntil(() => pluginLines(files.out).some((l) => l.event === last), `${what}: the plugin never received ${last}`, 30_000, () => `; plugin output: ${files.out}; runtime log: ${rt.log}`);
     const runtimeDeprecations = await rt.deprecations();
     failed = false;
     return { observed, lines: pluginLines(files.out), log: rt.log, runtimeDeprecations };
   } finally {
     if (failed) await removeAllPods(tools, s.dir);
     await rt.stop();
-    // The plugin sees its runtime go away and must exit by itself.
+    // The plugin sees its runtime go away (or refuse it) and must exit by itself.
     const pid = plugin?.pid ?? (existsSync(files.pid) ? Number(readFileSync(files.pid, "utf8")) : undefined);
     if (pid !== undefined) {
       const alive = () => existsSync(`/proc/${pid}`) && !readText(`/proc/${pid}/stat`).includes(") Z ");
@@ -122,7 +134,7 @@ async function runOnce(s: Suite, p: PluginUnderTest, mode: "socket" | "fd"): Pro
         process.kill(q.pid, "SIGKILL");
       }
     });
-    if (leaks.length > 0 && !failed) throw new Error(`runtimes: ${s.runtime.name} with ${p.label} (${mode}) left behind: ${leaks.join("; ")}`);
+    if (leaks.length > 0 && !failed) throw new Error(`runtimes: ${what} left behind: ${leaks.join("; ")}`);
   }
 }
 
@@ -131,17 +143,25 @@ function check(r: RuntimeUnderTest, p: PluginUnderTest, o: Outcome): void {
   const where = `runtime log: ${o.log}`;
   const configure = o.lines.find((l) => l.event === "Configure");
   expect(configure, where).toMatchObject({ runtime: r.configure.runtime, nriVersion: r.configure.nriVersion });
+  if (r.refusal(p) !== undefined) {
+    // Refused right after Configure: nothing else reaches the plugin.
+    expect(o.lines.map((l) => l.event), where).toEqual(["Configure"]);
+    expect(readText(o.log), where).toContain(r.refusal(p));
+    return;
+  }
+  const seen = o.observed;
+  if (seen === undefined) throw new Error(`runtimes: no lifecycle observed; ${where}`);
   // Every lifecycle event once, in order, for this pod and container.
   const events = o.lines.filter((l) => l.event !== undefined && LIFECYCLE_EVENTS.has(l.event));
   expect(events.map((l) => l.event), where).toEqual(r.events(p));
   for (const l of events) {
-    expect(l.pod, `${l.event}: ${where}`).toBe(o.observed.podId);
-    expect(l.container, `${l.event}: ${where}`).toBe(/PodSandbox$/.test(l.event!) ? "" : o.observed.containerId);
+    expect(l.pod, `${l.event}: ${where}`).toBe(seen.podId);
+    expect(l.container, `${l.event}: ${where}`).toBe(/PodSandbox$/.test(l.event!) ? "" : seen.containerId);
   }
   // The adjustments, as the container sees them.
-  expect(o.observed.env).toContain(`${p.adjusts.env[0]}=${p.adjusts.env[1]}`);
-  expect(o.observed.annotations[p.adjusts.annotation[0]]).toBe(p.adjusts.annotation[1]);
-  expect(o.observed.cpu.value, o.observed.cpu.file).toBe(expectedCpuValue(o.observed.cpu.file, p.adjusts.cpuSharesOnUpdate));
+  expect(seen.env).toContain(`${p.adjusts.env[0]}=${p.adjusts.env[1]}`);
+  expect(seen.annotations[p.adjusts.annotation[0]]).toBe(p.adjusts.annotation[1]);
+  expect(seen.cpu.value, seen.cpu.file).toBe(expectedCpuValue(seen.cpu.file, p.adjusts.cpuSharesOnUpdate));
   // Deprecation warnings exactly where the runtime owes them, and no NRI error.
   const id = `${p.idx}-${p.name}`;
   expect(deprecationWarnings(o.log).sort(), where).toEqual(r.deprecationWarnings(p).map((e) => `${id} ${e}`).sort());
@@ -156,22 +176,33 @@ const RUNTIMES: readonly { name: string; make: (b: Built) => RuntimeUnderTest }[
 ].filter((r) => (process.env.NRI_WIRE_RUNTIMES ?? r.name).split(",").includes(r.name));
 
 describe.skipIf(skip !== undefined).each(RUNTIMES)("$name", ({ name, make }) => {
-  const suite = {} as Suite;
+  // Filled by the build in beforeAll; the runtime reads it only when it starts.
+  const built: Built = {};
+  const runtime = make(built);
+  const suite = { runtime, built } as Suite;
+  const createdHostPaths: string[] = [];
   beforeAll(async () => {
-    suite.built = await build([name]);
-    suite.runtime = make(suite.built);
+    createdHostPaths.push(...runtime.hostPaths.filter((h) => !existsSync(h)));
+    Object.assign(built, await build([name]));
     suite.dir = workDir(name === "containerd" ? "ctd" : "crio");
-    suite.logs = logDir(suite.built, name);
+    suite.logs = logDir(built, name);
     suite.runs = 0;
   }, 1_800_000);
   afterAll(async () => {
     if (suite.dir === undefined) return;
     const leaks = await removeWorkDir(suite.dir);
+    for (const h of createdHostPaths) rmSync(h, { recursive: true, force: true });
     if (leaks.length > 0) throw new Error(`runtimes: ${name} left behind: ${leaks.join("; ")}`);
   }, 120_000);
 
-  const cases = PLUGINS.flatMap((p) => (["socket", "fd"] as const).map((mode) => ({ p, mode, label: p.label })));
-  it.each(cases)("$label, $mode: every event once and in order, adjustments in the container, exact deprecations, no NRI error", async ({ p, mode }) => {
-    check(suite.runtime, p, await runOnce(suite, p, mode));
+  const cases = PLUGINS.flatMap((p) =>
+    (["socket", "fd"] as const).map((mode) => {
+      const refusal = runtime.refusal(p);
+      const expect = refusal === undefined ? "every event once and in order, adjustments in the container, exact deprecations, no NRI error" : `refused, as ${runtime.name} does today: "${refusal}"`;
+      return { p, mode, title: `${p.label}, ${mode}: ${expect}` };
+    }),
+  );
+  it.each(cases)("$title", async ({ p, mode }) => {
+    check(runtime, p, await runOnce(suite, p, mode));
   }, 300_000);
 });
