@@ -129,6 +129,9 @@ build_own() {
 }
 
 IMAGE=localhost/nri-wire/probe:1
+# One build at a time per cache (two checkouts testing at once would otherwise share half-built dirs).
+exec 9>"$CACHE/.lock"
+flock 9
 command -v go >/dev/null || { echo "runtimes: go is not on PATH; it builds the runtimes" >&2; exit 1; }
 [ $# -gt 0 ] || set -- containerd crio
 need_debian runc runc
