@@ -90,7 +90,7 @@ async function runOnce(s: Suite, p: PluginUnderTest, mode: "socket" | "fd"): Pro
   try {
     if (mode === "socket") {
       const [cmd, ...args] = p.argv;
-      plugin = startLogged("sh", ["-c", `exec "$@" >${files.out} 2>${files.err}`, "sh", cmd!, ...args, "--socket", rt.nriSocket], "/dev/null", {
+      plugin = startLogged("sh", ["-c", 'out=$1 err=$2; shift 2; exec "$@" >"$out" 2>"$err"', "sh", files.out, files.err, cmd!, ...args, "--socket", rt.nriSocket], "/dev/null", {
         ...process.env,
         NRI_PLUGIN_NAME: p.name,
         NRI_PLUGIN_IDX: p.idx,
