@@ -1,0 +1,9 @@
+//go:build nri_v0_8
+
+package main
+
+// runPlugin: the v0.8.0 build has no plugin peer (its pkg/stub lacks the validation API that
+// plugin.go implements); the Go plugins of the matrix are the v0.12 and v0.11 builds.
+func runPlugin([]string) {
+	fail("plugin: the %s build is a runtime peer only", nriVersion)
+}
