@@ -82,7 +82,8 @@ export function crio(b: Built): RuntimeUnderTest {
   let imported = false;
   return {
     name: "cri-o",
-    configure: { runtime: "cri-o", nriVersion: "" },
+    // CRI-O sends no NRI version; the plugin infers it from "cri-o" 1.34.0, as the Go stub does.
+    configure: { runtime: "cri-o", nriVersion: "v0.9.1-0.20250219030224-e597e7849f24" },
     events: () => [...EVENTS],
     deprecationWarnings: () => [],
     // Logged as "failed to start external plugin: …" (socket) or "failed to start pre-installed NRI plugin …: …" (fd).

@@ -64,7 +64,8 @@ export async function lifecycle(t: CriTools, dir: string, tag: string): Promise<
       image: { image: t.image },
       command: ["/probe", "pause"],
       log_path: "probe.log",
-      linux: { resources: { cpu_shares: 1024 } },
+      // The same namespaces as the pod: CRI-O has no infra container to share a pod PID namespace.
+      linux: { resources: { cpu_shares: 1024 }, security_context: { namespace_options: { network: 2, pid: 1, ipc: 0 } } },
     }),
   );
 

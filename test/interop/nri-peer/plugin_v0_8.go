@@ -7,3 +7,8 @@ package main
 func runPlugin([]string) {
 	fail("plugin: the %s build is a runtime peer only", nriVersion)
 }
+
+// runDrive: the drive runtime needs container fields (sysctl) that v0.8.0 does not have.
+func runDrive([]string) {
+	fail("drive: the %s build has no drive runtime", nriVersion)
+}

@@ -21,7 +21,7 @@ var missingEvents = map[string]bool{"UpdatePodSandbox": true, "PostUpdatePodSand
 // deprecations: v0.8.0 knows no dedicated calls, so it never records any.
 type deprecations struct{}
 
-func (*deprecations) list() []string { return []string{} }
+func (*deprecations) list() []deprecationRecord { return []deprecationRecord{} }
 
 // versionOptions: v0.8.0 has no options beyond the shared ones.
 func versionOptions(*deprecations) []adaptation.Option { return nil }
