@@ -188,7 +188,7 @@ describe("Synchronize", () => {
   it("upstream: when one kind's page size rounds down to 0, paging never ends and the plugin fails at the deadline", async () => {
     // 60 big pods and 1 container: the page shrinks to 0 containers, and the one container is never sent.
     const pods = [...bigPods, ...bigPods.slice(0, 20)];
-    const { runtime, socket, logs } = await startRuntime({ requestTimeoutMs: 300, synchronize: async (sync) => void (await sync(pods, [create(ContainerSchema, container)])) });
+    const { runtime, socket, logs } = await startRuntime({ requestTimeoutMs: 1000, synchronize: async (sync) => void (await sync(pods, [create(ContainerSchema, container)])) });
     let containersSent = 0;
     let finalPages = 0;
     const p = await scriptedPlugin(socket, {
