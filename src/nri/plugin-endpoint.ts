@@ -22,6 +22,8 @@ import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
+import { decodeMessage, encodeMessage } from "./codec.js";
+import { callError } from "./errors.js";
 import { type Loose, toMessage } from "./helpers/loose.js";
 import { fromBinary, toBinary } from "../wire/codec.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
@@ -120,14 +122,10 @@ async function invoke(
   payload: Uint8Array,
   run: (req: MessageShape<DescMessage>) => unknown,
 ): Promise<Uint8Array> {
-  let req: MessageShape<DescMessage>;
-  try {
-    req = fromBinary(schemaIn, payload);
-  } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schemaIn.typeName}: ${(e as Error).message}`, { cause: e });
-  }
+  const req = decodeMessage(schemaIn, payload);
   const out = await run(req);
-  return toBinary(schemaOut, toMessage(schemaOut, out as never));
+  // A handler's answer that does not fit its type is our fault, not the runtime's.
+  return encodeMessage(schemaOut, () => toMessage(schemaOut, out as never), Code.INTERNAL);
 }
 
 /**
@@ -230,10 +228,7 @@ export class NriPlugin {
   }
 
   private async register(): Promise<void> {
-    const payload = toBinary(
-      RegisterPluginRequestSchema,
-      create(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION }),
-    );
+    const payload = encodeMessage(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION });
     const client = this.runtimeClient!;
     if (this.dialect === "v1beta1") {
       try {
@@ -242,7 +237,7 @@ export class NriPlugin {
         return;
       } catch (e) {
         if (!(e instanceof RpcError && e.code === Code.UNIMPLEMENTED)) {
-          throw new Error(`nri: plugin ${this.id}: registration failed: ${(e as Error).message}`, { cause: e });
+          throw callError(`nri: plugin ${this.id}: registration failed`, e);
         }
       }
     }
@@ -250,7 +245,7 @@ export class NriPlugin {
       await client.call(`${packages.v1alpha1}.Runtime`, "RegisterPlugin", payload);
       this.runtimeApi = "v1alpha1";
     } catch (e) {
-      throw new Error(`nri: plugin ${this.id}: registration failed: ${(e as Error).message}`, { cause: e });
+      throw callError(`nri: plugin ${this.id}: registration failed`, e);
     }
   }
 
@@ -261,9 +256,14 @@ export class NriPlugin {
   async updateContainers(update: readonly Loose<ContainerUpdate>[] = [], evict: readonly Loose<ContainerEviction>[] = []): Promise<ContainerUpdate[]> {
     const client = this.runtimeClient;
     if (client === undefined || this.runtimeApi === undefined) throw new Error(`nri: plugin ${this.id}: not registered`);
-    const req = toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] });
-    const res = await client.call(`${packages[this.runtimeApi]}.Runtime`, "UpdateContainers", toBinary(UpdateContainersRequestSchema, req));
-    return fromBinary(UpdateContainersResponseSchema, res).failed;
+    const api = this.runtimeApi;
+    try {
+      const req = encodeMessage(UpdateContainersRequestSchema, () => toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
+      const res = await client.call(`${packages[api]}.Runtime`, "UpdateContainers", req);
+      return decodeMessage(UpdateContainersResponseSchema, res).failed;
+    } catch (e) {
+      throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);
+    }
   }
 
   /** Closes the connection; `closed` and onClose report `reason`. */

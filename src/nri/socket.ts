@@ -1,6 +1,9 @@
 import { fstatSync } from "node:fs";
 import { Socket, connect } from "node:net";
 
+/** Listens on a unix socket never wider than its mode (0600 by default); see the ttrpc layer. */
+export { type ListenUnixOptions, listenUnix } from "../ttrpc/listen.js";
+
 /** Where plugins find the runtime unless told otherwise. */
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
 

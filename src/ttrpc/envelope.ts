@@ -4,6 +4,19 @@ import { utf8Length, writeUtf8 } from "../wire/utf8.js";
 import { int32Size, int64Size, varint32Size, writeInt32, writeInt64, writeVarint32 } from "../wire/writer.js";
 import { ProtocolError, type StatusDetail, type StatusFields } from "./errors.js";
 
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+/**
+ * A timeout as an int64. Past ±2^53 a number is inexact, and int64 max reads back as 2^63, which
+ * as two's complement would wrap to the most negative value: clamp to the int64 range instead.
+ */
+function int64Of(v: number): number | bigint {
+  if (Number.isSafeInteger(v)) return v;
+  const x = BigInt(Math.trunc(v));
+  return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : x;
+}
+
 /** One metadata entry of a request; a key may repeat. */
 export interface KeyValue {
   readonly key: string;
@@ -44,7 +57,7 @@ export class RequestSizes {
     let head = 0;
     if (this.serviceLen > 0) head += 1 + varint32Size(this.serviceLen) + this.serviceLen;
     if (this.methodLen > 0) head += 1 + varint32Size(this.methodLen) + this.methodLen;
-    if (req.timeoutNano !== 0) head += 1 + int64Size(req.timeoutNano);
+    if (req.timeoutNano !== 0) head += 1 + int64Size(int64Of(req.timeoutNano));
     this.metaLens.length = 0;
     for (const kv of req.metadata) {
       const k = utf8Length(kv.key);
@@ -79,7 +92,7 @@ export function writeRequestHead(buf: Uint8Array, pos: number, req: RequestEnvel
   }
   if (req.timeoutNano !== 0) {
     buf[pos++] = 0x20;
-    pos = writeInt64(buf, pos, req.timeoutNano);
+    pos = writeInt64(buf, pos, int64Of(req.timeoutNano));
   }
   let i = 0;
   for (const kv of req.metadata) {

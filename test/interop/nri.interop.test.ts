@@ -1,12 +1,12 @@
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "./support.js";
 
 /**
  * The interop matrix: every runtime against every plugin over a real unix socket, with the
  * script of test/interop/PEERS.md. The Go peer (test/interop/nri-peer) is built twice on the real
  * upstream pkg/adaptation and pkg/stub: against containerd/nri v0.12.5 (dedicated era, go.mod)
- * and v0.11.0 (StateChange era, nri-v0.11.0.mod).
+ * and v0.11.0 (StateChange era, nri-v0.11.0.mod); v0.8.0 (nri-v0.8.0.mod) is a runtime only.
  */
 
 type Cmd = [string, string[]];
@@ -18,9 +18,17 @@ beforeAll(() => {
   if (!hasGo) return;
   go["v0.12.5"] = [goBuild("nri-peer", "nri-peer-v0.12.5"), []];
   go["v0.11.0"] = [goBuild("nri-peer", "nri-peer-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]), []];
+  go["v0.8.0"] = [goBuild("nri-peer", "nri-peer-v0.8.0", ["-modfile=nri-v0.8.0.mod", "-tags=nri_v0_8"]), []];
 }, 600_000);
 
-const runtimes = ["nri-wire", "go v0.12.5", "go v0.11.0"] as const;
+const runtimes = ["nri-wire", "go v0.12.5", "go v0.11.0", "go v0.8.0"] as const;
+
+/**
+ * The runtimes that refuse every plugin of the matrix, with the refusal they log: v0.8.0 (the
+ * NRI of containerd 2.0 and 2.1) knows no UpdatePodSandbox, PostUpdatePodSandbox or
+ * ValidateContainerAdjustment, and rejects a plugin subscribing to them.
+ */
+const REFUSES: Partial<Record<(typeof runtimes)[number], string>> = { "go v0.8.0": "failed to start external plugin: invalid plugin events: 0x3800" };
 const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange", "go v0.12.5", "go v0.11.0"] as const;
 
 function runtimeCmd(r: (typeof runtimes)[number]): [Cmd, string[]] {
@@ -87,6 +95,16 @@ describe.each(matrix)("NRI interop: %s runtime with %s plugin", (r, p) => {
     await runtime.waitFor((l) => l.includes('"ready":true'));
     const [pc, pargs] = pluginCmd(p);
     const plugin = await runPeer(pc, [...pargs, "--socket", socket], 60_000);
+    const refusal = REFUSES[r];
+    if (refusal !== undefined) {
+      // Refused right after Configure: the plugin exits (nri-wire's with 1, as its start failed;
+      // the Go stub's with 0), the runtime would wait for it.
+      await vi.waitFor(() => expect(runtime.stderr()).toContain(refusal), { timeout: 10_000 });
+      runtime.child.kill("SIGTERM");
+      await runtime.exited;
+      expect(plugin.lines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(["Configure"]);
+      return;
+    }
     const rcode = await runtime.exited;
     const diag = `runtime stderr:\n${runtime.stderr()}\nplugin stderr:\n${plugin.stderr}`;
     expect(rcode, diag).toBe(0);

@@ -130,7 +130,7 @@ describe("mux over a socket", () => {
     ma.close();
     const err = await mb.closed;
     expect(err.message).toBe("mux: trunk closed by peer");
-    await expect(c1.call("s.One", "Echo", big)).rejects.toThrow("unavailable: connection closed: ttrpc: connection error: mux: trunk closed by peer");
+    await expect(c1.call("s.One", "Echo", big)).rejects.toThrow("unavailable: connection closed: mux: trunk closed by peer");
     done();
   });
 

@@ -1,3 +1,6 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
 /**
  * Waiting in tests. Tests wait on events or conditions, never for a fixed time: `sleep` is for
  * handlers that must be slow on purpose (a peer's Sleep method, a handler outliving a deadline).
@@ -36,4 +39,24 @@ export function signal<T = void>(): { promise: Promise<T>; fire: (value: T) => v
   let fire!: (value: T) => void;
   const promise = new Promise<T>((r) => (fire = r));
   return { promise, fire };
+}
+
+/** Counts of the active handles and requests Node reports, by type (`Timeout`, `PipeWrap`, ...). */
+export function activeResources(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of process.getActiveResourcesInfo()) out[r] = (out[r] ?? 0) + 1;
+  return out;
+}
+
+/**
+ * Runs full garbage collections, so memory figures count what is retained, not what awaits
+ * collection; the turns of the event loop between them let V8 free array buffers' memory.
+ */
+export async function collectGarbage(): Promise<void> {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  for (let i = 0; i < 3; i++) {
+    gc();
+    await new Promise((r) => setImmediate(r));
+  }
 }

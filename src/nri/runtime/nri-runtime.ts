@@ -27,6 +27,7 @@ import { PluginRegistry } from "./registry.js";
 import { type EventMethod, type PluginInfo, RuntimePlugin } from "./runtime-plugin.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
+import { shareEncoded } from "./shared-payload.js";
 
 /** A request to an event method: the message or its init shape. */
 export type EventRequest<K extends EventMethod> = MessageInitShape<PluginMethods[K]["input"]>;
@@ -246,7 +247,9 @@ export class NriRuntime {
   /** An event without an answer to merge: relayed in order, the first failure fails it. */
   private relayAll<K extends EventMethod>(method: K, request: EventRequest<K>, o: EventOptions = {}): Promise<void> {
     const desc = Plugin.method[method];
-    const req = clone(desc.input, create(desc.input, request as never)) as never;
+    // No answer changes these requests: no copy is needed, and the bytes are shared by all plugins.
+    const req = create(desc.input, request as never) as never;
+    shareEncoded(desc.input, req);
     return this.event(async () => {
       for (const p of this.registry.plugins) {
         if (p.closed) continue;

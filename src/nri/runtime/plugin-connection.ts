@@ -16,6 +16,7 @@ import { type ApiVersion, V1ALPHA1, V1BETA1 } from "../versions.js";
 import { GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
+import { encodedRequest } from "./shared-payload.js";
 import { pluginIndexError, pluginNameError } from "./plugin-name.js";
 import { fromBinary, toBinary } from "../../wire/codec.js";
 
@@ -119,7 +120,7 @@ export class PluginConnection implements PluginBackend {
 
   async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
     const desc = Plugin.method[method];
-    const payload = toBinary(desc.input, request);
+    const payload = encodedRequest(desc.input, request);
     let bytes: Uint8Array;
     const started = performance.now();
     try {

@@ -262,21 +262,23 @@ func (p *scripted) interceptServer(ctx context.Context, unmarshal ttrpc.Unmarsha
 	capture := func(v any) error {
 		err := unmarshal(v)
 		req, _ = v.(proto.Message)
+		if c, ok := v.(*api.ConfigureRequest); ok && err == nil {
+			// Recorded before the stub's handler runs: a refused configuration can end the
+			// process before the handler returns. The runtime's NRI version is its own business.
+			p.rec.add(map[string]any{"method": name, "request": map[string]any{
+				"config":              c.Config,
+				"runtimeName":         c.RuntimeName,
+				"runtimeVersion":      c.RuntimeVersion,
+				"registrationTimeout": c.RegistrationTimeout,
+				"requestTimeout":      c.RequestTimeout,
+			}})
+		}
 		return err
 	}
 	resp, err := method(ctx, capture)
 
 	switch name {
 	case "Configure":
-		// The runtime's NRI version is its own business; the rest is compared.
-		c := req.(*api.ConfigureRequest)
-		p.rec.add(map[string]any{"method": name, "request": map[string]any{
-			"config":              c.Config,
-			"runtimeName":         c.RuntimeName,
-			"runtimeVersion":      c.RuntimeVersion,
-			"registrationTimeout": c.RegistrationTimeout,
-			"requestTimeout":      c.RequestTimeout,
-		}})
 		if err == nil && p.script.RawEvents != nil {
 			resp.(*api.ConfigureResponse).Events = *p.script.RawEvents
 		}

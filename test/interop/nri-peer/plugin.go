@@ -1,3 +1,5 @@
+//go:build !nri_v0_8
+
 package main
 
 import (

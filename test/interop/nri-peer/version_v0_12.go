@@ -1,4 +1,4 @@
-//go:build !nri_v0_11
+//go:build !nri_v0_11 && !nri_v0_8
 
 package main
 

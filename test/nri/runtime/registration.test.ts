@@ -53,10 +53,10 @@ describe("registration", () => {
     const raw = new Client(p.mux.open(2));
     const err = await rpcError(raw.call("nri.pkg.api.v1beta1.Runtime", "RegisterPlugin", Uint8Array.of(0x0a, 0x05, 0x61)));
     expect(err.code).toBe(Code.INVALID_ARGUMENT);
-    expect(err.rawMessage).toMatch(/^invalid nri\.pkg\.api\.v1beta1\.RegisterPluginRequest: /u);
+    expect(err.rawMessage).toBe("decode nri.pkg.api.v1beta1.RegisterPluginRequest: field plugin_name (1): length 5 exceeds remaining 1");
     const alpha = await rpcError(raw.call("nri.pkg.api.v1alpha1.Runtime", "RegisterPlugin", Uint8Array.of(0xff)));
     expect(alpha.code).toBe(Code.INVALID_ARGUMENT);
-    expect(alpha.rawMessage).toMatch(/^invalid nri\.pkg\.api\.v1alpha1\.RegisterPluginRequest: /u);
+    expect(alpha.rawMessage).toBe("decode nri.pkg.api.v1alpha1.RegisterPluginRequest: truncated varint");
     await scriptedPlugin(socket, { idx: "20", name: "good" });
     await runtime.waitForPlugins(1);
     expect(runtime.plugins.map((x) => x.id)).toEqual(["20-good"]);
@@ -188,7 +188,7 @@ describe("Synchronize", () => {
   it("upstream: when one kind's page size rounds down to 0, paging never ends and the plugin fails at the deadline", async () => {
     // 60 big pods and 1 container: the page shrinks to 0 containers, and the one container is never sent.
     const pods = [...bigPods, ...bigPods.slice(0, 20)];
-    const { runtime, socket, logs } = await startRuntime({ requestTimeoutMs: 300, synchronize: async (sync) => void (await sync(pods, [create(ContainerSchema, container)])) });
+    const { runtime, socket, logs } = await startRuntime({ requestTimeoutMs: 1000, synchronize: async (sync) => void (await sync(pods, [create(ContainerSchema, container)])) });
     let containersSent = 0;
     let finalPages = 0;
     const p = await scriptedPlugin(socket, {

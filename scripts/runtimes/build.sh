@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Builds what the real-runtime tests (test/runtimes/) run, each third-party part once per
+# version into a cache that survives between runs:
+#
+#   scripts/runtimes/build.sh containerd   containerd v2.4.2 (+ shim, ctr), crictl, runc
+#   scripts/runtimes/build.sh crio         CRI-O v1.34.0 (+ pinns, copyimg), crictl, runc, conmon
+#
+# Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/runtimes/<name>-<version>/ (a `.complete` file
+# marks a finished build). The project's own small Go programs (the probe that is the test
+# image's only binary, the CRI client) and the OCI image are rebuilt into test/runtimes/.bin on
+# every run; Go's build cache keeps that quick. runc, conmon and libseccomp-dev come from Debian
+# and are installed with apt-get when missing (this needs root, which the tests need anyway).
+#
+# Progress goes to stderr; stdout gets KEY=VALUE lines (paths) for the test to read. A failing
+# step prints `runtimes: <step> failed; log: <file>` and exits 1.
+set -euo pipefail
+
+CONTAINERD_VERSION=v2.4.2
+CRICTL_VERSION=v1.34.0
+CRIO_VERSION=v1.34.0
+# The tags CRI-O's Makefile helpers pick on a Debian machine with libseccomp-dev and no btrfs.
+CRIO_TAGS="containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion containers_image_openpgp seccomp"
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/nri-wire/runtimes
+OWN=$ROOT/test/runtimes/.bin
+LOGS=$CACHE/logs
+mkdir -p "$CACHE" "$OWN" "$LOGS"
+export GOTOOLCHAIN=local
+# Builds share 2 cores with everything else on the machine.
+NICE=(nice -n 10)
+
+# step NAME LOG COMMAND...: runs COMMAND with its output in LOG, naming NAME and LOG on failure.
+step() {
+  local name=$1 log=$2
+  shift 2
+  echo "runtimes: $name (log: $log)" >&2
+  local start=$SECONDS
+  if ! "$@" >"$log" 2>&1; then
+    echo "runtimes: $name failed; log: $log" >&2
+    tail -n 20 "$log" | sed 's/^/  | /' >&2
+    exit 1
+  fi
+  echo "runtimes: $name done in $((SECONDS - start)) s" >&2
+}
+
+APT_UPDATED=
+# need_debian CMD PACKAGE: installs PACKAGE from Debian unless CMD is there already.
+need_debian() {
+  local probe=$1 pkg=$2
+  if [ "${probe#/}" != "$probe" ]; then [ -e "$probe" ] && return 0; else command -v "$probe" >/dev/null && return 0; fi
+  if [ -z "$APT_UPDATED" ]; then
+    step "apt-get update" "$LOGS/apt-update.log" apt-get update
+    APT_UPDATED=1
+  fi
+  step "apt-get install $pkg" "$LOGS/apt-install-$pkg.log" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$pkg"
+}
+
+build_containerd() {
+  local dir=$CACHE/containerd-$CONTAINERD_VERSION
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    step "build containerd $CONTAINERD_VERSION" "$LOGS/containerd-$CONTAINERD_VERSION.log" \
+      env GOBIN="$dir/bin" GOFLAGS=-mod=mod "${NICE[@]}" go install \
+      "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
+      "github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION" \
+      "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION"
+    touch "$dir/.complete"
+  fi
+  echo "CONTAINERD_BIN=$dir/bin"
+}
+
+# go_download MODULE@VERSION: the module's source directory, fetched through the module proxy.
+# Checksums are not looked up for MODULE: the checksum database does not list cri-tools.
+go_download() {
+  local mod=${1%@*} tmp
+  tmp=$(mktemp -d)
+  printf 'module download\n\ngo 1.24\n' >"$tmp/go.mod"
+  (cd "$tmp" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$1") >"$tmp/out.json"
+  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' "$tmp/out.json"
+  rm -rf "$tmp"
+}
+
+build_crictl() {
+  local dir=$CACHE/crictl-$CRICTL_VERSION src
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    src=$(go_download "sigs.k8s.io/cri-tools@$CRICTL_VERSION" 2>"$LOGS/crictl-download.log") || {
+      echo "runtimes: download cri-tools $CRICTL_VERSION failed; log: $LOGS/crictl-download.log" >&2
+      exit 1
+    }
+    # The module's vendor/ is incomplete: build against the module cache instead.
+    step "build crictl $CRICTL_VERSION" "$LOGS/crictl-$CRICTL_VERSION.log" \
+      bash -c "cd '$src' && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -o '$dir/bin/crictl' ./cmd/crictl"
+    touch "$dir/.complete"
+  fi
+  echo "CRICTL=$dir/bin/crictl"
+}
+
+build_crio() {
+  local dir=$CACHE/crio-$CRIO_VERSION src
+  if [ ! -e "$dir/.complete" ]; then
+    need_debian /usr/include/seccomp.h libseccomp-dev
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    src=$(go_download "github.com/cri-o/cri-o@$CRIO_VERSION" 2>"$LOGS/crio-download.log") || {
+      echo "runtimes: download cri-o $CRIO_VERSION failed; log: $LOGS/crio-download.log" >&2
+      exit 1
+    }
+    # copyimg (CRI-O's own test tool) puts the OCI archive into CRI-O's storage: no registry here.
+    step "build crio $CRIO_VERSION" "$LOGS/crio-$CRIO_VERSION.log" \
+      bash -c "cd '$src' && CGO_ENABLED=1 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -tags '$CRIO_TAGS' -o '$dir/bin/' ./cmd/crio ./test/copyimg"
+    # pinns builds with make inside the source tree, which is read-only in the module cache.
+    rm -rf "$dir/pinns-src" && mkdir -p "$dir/pinns-src" && cp -r "$src/pinns" "$dir/pinns-src/" && chmod -R u+w "$dir/pinns-src"
+    step "build pinns $CRIO_VERSION" "$LOGS/pinns-$CRIO_VERSION.log" "${NICE[@]}" make -C "$dir/pinns-src/pinns"
+    mv "$dir/pinns-src/bin/pinns" "$dir/bin/pinns" && rm -rf "$dir/pinns-src"
+    touch "$dir/.complete"
+  fi
+  echo "CRIO_BIN=$dir/bin"
+}
+
+# The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
+build_own() {
+  step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
+  step "build cri-client" "$LOGS/cri-client.log" bash -c "cd '$ROOT/test/runtimes/cri-client' && CGO_ENABLED=0 GOFLAGS=-mod=mod ${NICE[*]} go build -trimpath -o '$OWN/cri-client' ."
+  step "build probe image" "$LOGS/image.log" bash "$ROOT/scripts/runtimes/oci-image.sh" "$OWN/probe" "$IMAGE" "$OWN/probe-image.tar"
+  echo "CRI_CLIENT=$OWN/cri-client"
+  echo "IMAGE=$IMAGE"
+  echo "IMAGE_TAR=$OWN/probe-image.tar"
+}
+
+IMAGE=localhost/nri-wire/probe:1
+# One build at a time per cache (two checkouts testing at once would otherwise share half-built dirs).
+exec 9>"$CACHE/.lock"
+flock 9
+command -v go >/dev/null || { echo "runtimes: go is not on PATH; it builds the runtimes" >&2; exit 1; }
+[ $# -gt 0 ] || set -- containerd crio
+need_debian runc runc
+for what in "$@"; do
+  case $what in
+    containerd) build_containerd ;;
+    crio)
+      need_debian conmon conmon
+      build_crio
+      ;;
+    *) echo "runtimes: unknown runtime '$what' (containerd, crio)" >&2; exit 2 ;;
+  esac
+done
+build_crictl
+build_own
+echo "RUNC=$(command -v runc)"
+command -v conmon >/dev/null && echo "CONMON=$(command -v conmon)"
+echo "CACHE=$CACHE"

@@ -1,0 +1,3 @@
+module nriwire.test/runtimes-probe
+
+go 1.24.0

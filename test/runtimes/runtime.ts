@@ -1,0 +1,63 @@
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { PluginUnderTest } from "./plugins.js";
+import { ROOT } from "./support.js";
+
+/** A runtime started for one run, with a private config, state and log. */
+export interface RunningRuntime {
+  /** unix:///path of its CRI socket. */
+  readonly endpoint: string;
+  /** Its NRI socket, for plugins that connect themselves. */
+  readonly nriSocket: string;
+  /** Its log file. */
+  readonly log: string;
+  /** Deprecation IDs the runtime lists (containerd: `ctr deprecations list`). */
+  deprecations(): Promise<string[]>;
+  /** Stops it by its PID and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/** Where a runtime keeps its state (removed after the suite) and its logs (kept). */
+export interface Place {
+  readonly dir: string;
+  readonly logs: string;
+}
+
+/** A runtime the suite drives, and what it does with NRI that the checks must know. */
+export interface RuntimeUnderTest {
+  readonly name: string;
+  /** What `Configure` carries as runtime name and NRI version. */
+  readonly configure: { readonly runtime: string; readonly nriVersion: string };
+  /** The lifecycle events the runtime sends a plugin, in order, for one pod and container. */
+  events(p: PluginUnderTest): string[];
+  /** The events it sends a StateChange-only plugin through StateChange and warns about (containerd). */
+  deprecationWarnings(p: PluginUnderTest): string[];
+  /** The log message with which the runtime refuses the plugin, when it does (else undefined). */
+  refusal(p: PluginUnderTest): string | undefined;
+  /** Paths outside its directory that the runtime creates; the suite removes those it made. */
+  readonly hostPaths: readonly string[];
+  /**
+   * Starts the runtime for run number `n`, its state in `at.dir` and its log in `at.logs`; with
+   * `preinstalled` the plugin sits in its plugin directory.
+   */
+  start(at: Place, n: number, preinstalled?: PluginUnderTest): Promise<RunningRuntime>;
+}
+
+/**
+ * Installs `p` as a pre-installed plugin in `pluginDir`: a launcher named `<idx>-<name>` that
+ * records its PID (so the suite can stop it if the runtime does not), then execs the plugin with
+ * its output in `files` (runtimes give a launched plugin no stdout and an environment of three
+ * NRI_PLUGIN_* variables, so the node binary is named by absolute path).
+ */
+export function installPlugin(pluginDir: string, p: PluginUnderTest, files: { out: string; err: string; pid: string }): void {
+  mkdirSync(pluginDir, { recursive: true });
+  const file = join(pluginDir, `${p.idx}-${p.name}`);
+  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  writeFileSync(file, `#!/bin/sh\necho $$ > ${q(files.pid)}\ncd ${q(ROOT)} || exit 1\nexec ${p.argv.map(q).join(" ")} >${q(files.out)} 2>${q(files.err)}\n`);
+  chmodSync(file, 0o755);
+}
+
+/** Where the plugin of run `n` writes its output and (when a runtime launches it) its PID. */
+export function pluginFiles(logs: string, n: number): { out: string; err: string; pid: string } {
+  return { out: join(logs, `plugin-${n}.out`), err: join(logs, `plugin-${n}.err`), pid: join(logs, `plugin-${n}.pid`) };
+}

@@ -1,0 +1,196 @@
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { platform } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The repository root. */
+export const ROOT = resolve(import.meta.dirname, "../..");
+
+/**
+ * Why the real-runtime suite cannot run here, or undefined when it can: it starts runtimes,
+ * mounts and cgroups, so it needs root on Linux, and Go to build them.
+ */
+export function skipReason(): string | undefined {
+  if (platform() !== "linux") return `runtimes: NOTICE: the real-runtime suite needs Linux (this is ${platform()}); skipped`;
+  if (process.getuid?.() !== 0) return "runtimes: NOTICE: the real-runtime suite needs root; skipped";
+  try {
+    execFileSync("go", ["version"], { stdio: "ignore" });
+  } catch {
+    return "runtimes: NOTICE: go is not on PATH (it builds the runtimes); the real-runtime suite is skipped";
+  }
+  return undefined;
+}
+
+/** Paths printed by scripts/runtimes/build.sh as KEY=VALUE lines. */
+export type Built = Record<string, string>;
+
+/** Builds (or finds cached) what `runtimes` need; a failed step throws the script's own message. */
+export async function build(runtimes: readonly string[]): Promise<Built> {
+  const script = join(ROOT, "scripts/runtimes/build.sh");
+  const out = await new Promise<string>((res, rej) => {
+    // stderr (progress, and on failure the step and its log file) goes straight to the terminal.
+    const child = spawn("bash", [script, ...runtimes], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    child.stdout.on("data", (d: Buffer) => (text += d.toString()));
+    child.on("error", rej);
+    child.on("exit", (code) => (code === 0 ? res(text) : rej(new Error(`runtimes: ${script} ${runtimes.join(" ")} exited with ${code}; its last lines above name the step and log file`))));
+  });
+  const built: Built = {};
+  for (const line of out.split("\n")) {
+    const eq = line.indexOf("=");
+    if (eq > 0) built[line.slice(0, eq)] = line.slice(eq + 1);
+  }
+  return built;
+}
+
+/**
+ * The directory for one runtime's logs (runtime, plugins), emptied at the start of a suite and
+ * kept afterwards, so the log a failure names can still be read.
+ */
+export function logDir(built: Built, name: string): string {
+  const dir = join(built.CACHE!, "logs", `run-${name}`);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** A directory for one runtime's private state, config and logs (short: socket paths are limited). */
+export function workDir(name: string): string {
+  return mkdtempSync(`/tmp/nriw-${name}-`);
+}
+
+/** Resolves once `cond` holds, checking every 100 ms; throws `what` with `detail()` after `timeoutMs`. */
+export async function waitUntil(cond: () => boolean, what: string, timeoutMs: number, detail: () => string = () => ""): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`runtimes: ${what} (waited ${timeoutMs} ms)${detail()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The text of a file, or "" when it does not exist (yet). */
+export function readText(path: string): string {
+  return existsSync(path) ? readFileSync(path, "utf8") : "";
+}
+
+/** A process this suite started, its output in a log file. */
+export interface Started {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly log: string;
+  readonly exited: Promise<number | null>;
+  /** Whether it has exited. */
+  done(): boolean;
+}
+
+/** Starts `cmd` with stdout and stderr appended to `log`. */
+export function startLogged(cmd: string, args: readonly string[], log: string, env: NodeJS.ProcessEnv = process.env, cwd = ROOT): Started {
+  const fd = openSync(log, "a");
+  const child = spawn(cmd, args, { stdio: ["ignore", fd, fd], env, cwd });
+  closeSync(fd);
+  if (child.pid === undefined) throw new Error(`runtimes: cannot start ${cmd}; log: ${log}`);
+  let finished = false;
+  const exited = new Promise<number | null>((res) => {
+    child.on("exit", (code, signal) => {
+      finished = true;
+      res(code ?? (signal === null ? null : 128));
+    });
+    child.on("error", () => {
+      finished = true;
+      res(null);
+    });
+  });
+  return { child, pid: child.pid, log, exited, done: () => finished };
+}
+
+/** Stops a started process by its PID: SIGTERM, then SIGKILL after `graceMs`. */
+export async function stop(p: Started, graceMs = 15_000): Promise<void> {
+  if (p.done()) return;
+  process.kill(p.pid, "SIGTERM");
+  const timer = setTimeout(() => {
+    if (!p.done()) process.kill(p.pid, "SIGKILL");
+  }, graceMs);
+  await p.exited;
+  clearTimeout(timer);
+}
+
+/** Runs a command to completion; a failure names `step` and the log to read. */
+export function run(cmd: string, args: readonly string[], step: string, log: string, timeoutMs = 60_000): Promise<string> {
+  return new Promise((res, rej) => {
+    execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      if (err) rej(new Error(`runtimes: ${step} failed: ${stderr.trim() || err.message}; log: ${log}`));
+      else res(stdout);
+    });
+  });
+}
+
+/**
+ * PIDs of processes whose command line mentions `dir` and that are not this process: what a
+ * runtime started under its private directory (shims, conmon, launched plugins).
+ */
+export function processesUnder(dir: string): { pid: number; cmdline: string }[] {
+  const found: { pid: number; cmdline: string }[] = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    let cmdline: string;
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+    } catch {
+      continue; // gone already
+    }
+    if (cmdline.includes(dir)) found.push({ pid, cmdline });
+  }
+  return found;
+}
+
+/** Mount points at or below `dir`, deepest first. */
+export function mountsUnder(dir: string): string[] {
+  return readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .map((l) => l.split(" ")[4] ?? "")
+    .filter((m) => m === dir || m.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Removes a runtime's private directory after its processes were stopped. Whatever is still
+ * running or mounted there is a leak: it is killed by PID and unmounted, then reported.
+ */
+export async function removeWorkDir(dir: string): Promise<string[]> {
+  const leaks: string[] = [];
+  for (const p of processesUnder(dir)) {
+    leaks.push(`process ${p.pid} (${p.cmdline.slice(0, 200)})`);
+    try {
+      process.kill(p.pid, "SIGKILL");
+    } catch {
+      // exited meanwhile
+    }
+  }
+  for (const m of mountsUnder(dir)) {
+    leaks.push(`mount ${m}`);
+    try {
+      execFileSync("umount", ["-l", m], { stdio: "ignore" });
+    } catch {
+      // reported already; rmSync below names what stays
+    }
+  }
+  rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  return leaks;
+}
+
+/** Whether an overlay filesystem mounts inside `dir` (containerd falls back to native otherwise). */
+export function overlayWorks(dir: string): boolean {
+  const base = mkdtempSync(join(dir, "ovl-"));
+  const [lower, upper, work, merged] = ["l", "u", "w", "m"].map((d) => join(base, d));
+  try {
+    execFileSync("mkdir", ["-p", lower!, upper!, work!, merged!]);
+    execFileSync("mount", ["-t", "overlay", "overlay", "-o", `lowerdir=${lower},upperdir=${upper},workdir=${work}`, merged!], { stdio: "ignore" });
+    execFileSync("umount", [merged!]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}
