@@ -260,7 +260,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     const n = ++podSeq;
     const pod: PodSandbox = podOf(n);
     state.pods.set(pod.id, pod);
-    const ev = <T>(what: string, call: () => Promise<T>): Promise<T | undefined> => ledger.track(`${what} ${pod.id}`, call);
+    const ev = async <T>(what: string, call: () => Promise<T>): Promise<T | undefined> => {
+      await nextTurn();
+      return ledger.track(`${what} ${pod.id}`, call);
+    };
     await ev("runPodSandbox", () => runtime.runPodSandbox({ pod }));
     if (r.chance(0.3)) {
       await ev("updatePodSandbox", () => runtime.updatePodSandbox({ pod, linuxResources: pod.linux?.podResources }));
@@ -273,6 +276,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
       const ctr = containerOf(pod, i, rejected ? REJECTED_NAME : `app-${i}`);
       const what = `createContainer ${ctr.id}`;
       let error: string | undefined;
+      await nextTurn();
       const res = await ledger.track(what, () =>
         runtime.createContainer({ pod, container: ctr }).catch((e: Error) => {
           error = e.message;
@@ -422,6 +426,16 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     for (const s of slots) s.terminate();
     await runtime.stop();
   }
+}
+
+/**
+ * Waits for the next turn of the event loop. Events are issued on one each, as a runtime's
+ * events come from I/O: with no plugin connected an event settles without any I/O, and workers
+ * issuing events back to back would then run on promise continuations alone, starving timers
+ * and child-process reaping, so killed plugins would never be started again.
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
