@@ -20,7 +20,9 @@ function intEnv(name: string, fallback: number): number {
   return n;
 }
 
-const seed = process.env.NRI_WIRE_SEED ? intEnv("NRI_WIRE_SEED", 0) : Math.floor(Math.random() * 2 ** 31);
+const rawSeed = process.env.NRI_WIRE_SEED;
+const seed = rawSeed ? Number(rawSeed) : Math.floor(Math.random() * 2 ** 31);
+if (!Number.isSafeInteger(seed)) throw new Error(`soak: NRI_WIRE_SEED=${rawSeed} is not an integer`);
 const goPeer = process.env.NRI_WIRE_SOAK_GO !== "0" && goAvailable() ? goBuild("nri-peer", "nri-peer-soak-cli") : undefined;
 const csvPath = process.env.NRI_WIRE_SOAK_CSV;
 const result = await runSoak(

@@ -13,7 +13,7 @@ describe.skipIf(process.platform !== "linux")("soak", () => {
 
   it("a few seconds of lifecycles with plugins killed and restarted: every event settles, restarted plugins register again and serve, nothing leaks", async () => {
     const lines: string[] = [];
-    const result = await runSoak(soakOptions({ seconds: 5, seed: Math.abs(seed), sampleEverySeconds: 1, meanKillMs: 1200, goPeer, print: (l) => lines.push(l) }));
+    const result = await runSoak(soakOptions({ seconds: 5, seed, sampleEverySeconds: 1, meanKillMs: 1200, goPeer, print: (l) => lines.push(l) }));
     console.log(summary(result).join("\n"));
     expect(result.failures).toEqual([]);
     const c = result.counts;
@@ -23,7 +23,10 @@ describe.skipIf(process.platform !== "linux")("soak", () => {
     // Gaps of at most 1.5 × 1200 ms: at least three kills in 5 s.
     expect(result.kills).toBeGreaterThanOrEqual(2);
     expect(result.restarts).toBe(result.kills + result.selfExits);
-    expect(result.registrations).toBe(result.plugins + result.restarts - result.killsBeforeRegistered - result.selfExits);
+    // Every process registered, unless it was killed (or closed by the runtime) before.
+    const processes = result.plugins + result.restarts;
+    expect(result.registrations).toBeLessThanOrEqual(processes - result.killsBeforeRegistered);
+    expect(result.registrations).toBeGreaterThanOrEqual(processes - result.killsBeforeRegistered - result.selfExits);
     expect(result.fds.after).toBeLessThanOrEqual(result.fds.baseline);
     const csv = readFileSync(result.csvPath, "utf8").trimEnd().split("\n");
     expect(csv[0]).toBe("t_s,issued,ok,error,pending,events_per_s,rss_kib,heap_kib,fds,plugins,kills,restarts,registrations");
