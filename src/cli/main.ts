@@ -7,15 +7,27 @@ import { parseArgs } from "node:util";
 import type { PluginDialect } from "../nri/plugin.js";
 import { runExamplePlugin } from "./example-plugin.js";
 import { runExampleRuntime } from "./example-runtime.js";
+import { DECODE_USAGE, runDecode } from "./decode.js";
+import { RECORD_USAGE, runRecord } from "./record.js";
+
+/** Commands that parse their own arguments. */
+const TOOLS: Readonly<Record<string, (args: string[]) => number | Promise<number>>> = {
+  decode: runDecode,
+  record: runRecord,
+};
 
 const USAGE = `usage:
   nri-wire example-plugin [--socket PATH] [--name NAME] [--idx NN] [--dialect v1beta1|v1alpha1|statechange]
-  nri-wire example-runtime --socket PATH [--plugins N]`;
+  nri-wire example-runtime --socket PATH [--plugins N]
+  ${DECODE_USAGE}
+  ${RECORD_USAGE}`;
 
 const DIALECTS: readonly string[] = ["v1beta1", "v1alpha1", "statechange"];
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const tool = command === undefined ? undefined : TOOLS[command];
+  if (tool !== undefined) return tool(rest);
   const { values } = parseArgs({
     args: rest,
     options: {

@@ -169,7 +169,7 @@ export class CaptureWriter {
   private readonly startedNs = BigInt(Date.now()) * 1_000_000n;
   private readonly index: CaptureIndex;
   private readonly files: Record<Direction, WriteStream>;
-  private readonly sizes: Record<Direction, number> = { p2r: 0, r2p: 0 };
+  private readonly written: Record<Direction, number> = { p2r: 0, r2p: 0 };
   private closing: Promise<void> | undefined;
 
   constructor(readonly options: CaptureWriterOptions) {
@@ -211,17 +211,22 @@ export class CaptureWriter {
 
   /** Records one read of `dir` at `tNs`; returns the chunk entry. */
   chunk(dir: Direction, data: Uint8Array, tNs: number): CaptureChunk {
-    const c: CaptureChunk = { seq: this.index.chunks.length, dir, offset: this.sizes[dir], length: data.length, t_ns: tNs, time: this.timeOf(tNs) };
+    const c: CaptureChunk = { seq: this.index.chunks.length, dir, offset: this.written[dir], length: data.length, t_ns: tNs, time: this.timeOf(tNs) };
     this.index.chunks.push(c);
-    this.sizes[dir] += data.length;
+    this.written[dir] += data.length;
     this.files[dir].write(data);
     return c;
+  }
+
+  /** Bytes recorded so far in each direction. */
+  sizes(): Record<Direction, number> {
+    return { ...this.written };
   }
 
   /** Records the end of `dir`. */
   closeDir(dir: Direction, tNs: number): void {
     if (this.index.closed!.some((c) => c.dir === dir)) return;
-    this.index.closed!.push({ dir, t_ns: tNs, bytes: this.sizes[dir] });
+    this.index.closed!.push({ dir, t_ns: tNs, bytes: this.written[dir] });
   }
 
   /** Writes the index as it stands. */
