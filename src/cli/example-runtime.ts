@@ -1,6 +1,6 @@
 import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import { ContainerSchema, ContainerState, type ContainerUpdate, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
-import { type EventMethod, NriRuntime, type PluginHandle } from "../nri/runtime.js";
+import { NriRuntime, type PluginInfo } from "../nri/runtime.js";
 import { isStateChangeMethod } from "../nri/translation.js";
 
 /** Options of the example runtime. */
@@ -13,7 +13,7 @@ export interface ExampleRuntimeOptions {
 const syncPod: MessageInitShape<typeof PodSandboxSchema> = { id: "pod0", name: "sync-pod", uid: "uid-pod0", namespace: "default" };
 const syncCtr: MessageInitShape<typeof ContainerSchema> = { id: "ctr0", podSandboxId: "pod0", name: "sync-ctr", state: ContainerState.CONTAINER_RUNNING };
 const pod: MessageInitShape<typeof PodSandboxSchema> = { id: "pod1", name: "demo-pod", uid: "uid-pod1", namespace: "default", labels: { app: "demo" } };
-const ctr: MessageInitShape<typeof ContainerSchema> = {
+const container: MessageInitShape<typeof ContainerSchema> = {
   id: "ctr1",
   podSandboxId: "pod1",
   name: "demo-ctr",
@@ -22,94 +22,107 @@ const ctr: MessageInitShape<typeof ContainerSchema> = {
   env: ["A=1"],
 };
 
-/** The script, in order: each event with its request. */
-const script: [EventMethod, Record<string, unknown>][] = [
-  ["runPodSandbox", { pod }],
-  ["createContainer", { pod, container: ctr }],
-  ["postCreateContainer", { pod, container: ctr }],
-  ["startContainer", { pod, container: ctr }],
-  ["postStartContainer", { pod, container: ctr }],
-  ["updateContainer", { pod, container: ctr, linuxResources: {} }],
-  ["postUpdateContainer", { pod, container: ctr }],
-  ["stopContainer", { pod, container: ctr }],
-  ["removeContainer", { pod, container: ctr }],
-  ["updatePodSandbox", { pod, overheadLinuxResources: {}, linuxResources: {} }],
-  ["postUpdatePodSandbox", { pod }],
-  ["stopPodSandbox", { pod }],
-  ["removePodSandbox", { pod }],
-];
-
-function updatesOf(list: ContainerUpdate[]): { container: string; cpu_shares?: number }[] {
-  return list.map((u) => {
+function updatesOf(list: readonly (ContainerUpdate | undefined)[]): { container: string; cpu_shares?: number }[] {
+  // UpdateContainer's list ends with the target's own entry, absent when no plugin updated it.
+  return list.flatMap((u) => {
+    if (u === undefined) return [];
     const shares = u.linux?.resources?.cpu?.shares?.value;
-    return shares === undefined ? { container: u.containerId } : { container: u.containerId, cpu_shares: Number(shares) };
+    return [shares === undefined ? { container: u.containerId } : { container: u.containerId, cpu_shares: Number(shares) }];
   });
 }
 
-/** How a plugin received a call: its revision, and StateChange where it got that. */
-function via(plugin: PluginHandle, method: string): string {
-  if (plugin.version === "v1beta1") return "v1beta1";
-  return plugin.stateChange && isStateChangeMethod(method) ? "v1alpha1 StateChange" : "v1alpha1";
+/** How a plugin received an event: its revision, and StateChange where it got that. */
+function via(plugin: PluginInfo, event: string): string {
+  if (plugin.version !== "v1alpha1") return plugin.version ?? "builtin";
+  return plugin.stateChange && isStateChangeMethod(event) ? "v1alpha1 StateChange" : "v1alpha1";
+}
+
+/** The script of test/interop/PEERS.md: each event and what its line's `result` shows. */
+function script(rt: NriRuntime): [string, () => Promise<object>][] {
+  const empty = async (p: Promise<unknown>): Promise<object> => (await p, {});
+  return [
+    ["RunPodSandbox", () => empty(rt.runPodSandbox({ pod }))],
+    [
+      "CreateContainer",
+      async () => {
+        const adjust = (await rt.createContainer({ pod, container })).adjust;
+        return { annotations: adjust?.annotations ?? {}, env: (adjust?.env ?? []).map((kv) => `${kv.key}=${kv.value}`) };
+      },
+    ],
+    ["PostCreateContainer", () => empty(rt.postCreateContainer({ pod, container }))],
+    ["StartContainer", () => empty(rt.startContainer({ pod, container }))],
+    ["PostStartContainer", () => empty(rt.postStartContainer({ pod, container }))],
+    ["UpdateContainer", async () => ({ updates: updatesOf((await rt.updateContainer({ pod, container, linuxResources: {} })).update) })],
+    ["PostUpdateContainer", () => empty(rt.postUpdateContainer({ pod, container }))],
+    ["StopContainer", async () => ({ updates: updatesOf((await rt.stopContainer({ pod, container })).update) })],
+    ["RemoveContainer", () => empty(rt.removeContainer({ pod, container }))],
+    ["UpdatePodSandbox", () => empty(rt.updatePodSandbox({ pod, overheadLinuxResources: {}, linuxResources: {} }))],
+    ["PostUpdatePodSandbox", () => empty(rt.postUpdatePodSandbox({ pod }))],
+    ["StopPodSandbox", () => empty(rt.stopPodSandbox({ pod }))],
+    ["RemovePodSandbox", () => empty(rt.removePodSandbox({ pod }))],
+  ];
 }
 
 /**
  * The example runtime: waits for plugins, synchronizes them with one pod and one container,
  * drives the 13-event script on another pod and container, prints one JSON line per event and
- * then the deprecations. Resolves with the exit code.
+ * then the deprecations. A plugin dropped during the script (a timeout, a lost connection) makes
+ * its event's line `ok:false`, as the Go peer reports it. Resolves with the exit code.
  */
 export async function runExampleRuntime(o: ExampleRuntimeOptions): Promise<number> {
   const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
+  const problems: string[] = [];
   const runtime = new NriRuntime({
     socketPath: o.socketPath,
+    pluginPath: "/nonexistent/nri-wire/plugins",
+    pluginConfigPath: "/nonexistent/nri-wire/conf.d",
     name: "nri-wire-example-runtime",
     version: "v0.1.0",
     requestTimeoutMs: 3000,
-    synchronize: () => ({ pods: [create(PodSandboxSchema, syncPod)], containers: [create(ContainerSchema, syncCtr)] }),
-    onUpdateContainers: () => [],
+    synchronize: async (sync) => {
+      const updates = await sync([create(PodSandboxSchema, syncPod)], [create(ContainerSchema, syncCtr)]);
+      if (updates.length > 0) process.stderr.write(`plugin asked for ${updates.length} container updates while synchronizing\n`);
+    },
+    updateContainers: () => [],
+    // As the Go peer does: error-level messages and a plugin's connection closing are problems.
+    log: {
+      info: (m) => {
+        if (/^connection to plugin .* closed$/u.test(m)) problems.push(m);
+        process.stderr.write(`info: ${m}\n`);
+      },
+      warn: (m) => process.stderr.write(`warn: ${m}\n`),
+      error: (m) => {
+        problems.push(m);
+        process.stderr.write(`error: ${m}\n`);
+      },
+    },
   });
   await runtime.start();
   print(JSON.stringify({ ready: true }));
   let code = 0;
   try {
     await runtime.waitForPlugins(o.plugins ?? 1, 20_000);
-    for (const [method, request] of script) {
-      const name = method.charAt(0).toUpperCase() + method.slice(1);
+    for (const [event, run] of script(runtime)) {
+      const plugins = runtime.plugins.filter((p) => !p.closed);
+      problems.length = 0;
+      const line: Record<string, unknown> = { event, ok: true };
       try {
-        const results = await runtime.dispatch(method, request as never);
-        const failed = results.find((r) => r.error !== undefined);
-        const result: Record<string, unknown> = {};
-        if (method === "createContainer") {
-          const annotations: Record<string, string> = {};
-          const env: string[] = [];
-          for (const r of results) {
-            const adjust = (r.response as { adjust?: { annotations: Record<string, string>; env: { key: string; value: string }[] } } | undefined)?.adjust;
-            Object.assign(annotations, adjust?.annotations ?? {});
-            for (const kv of adjust?.env ?? []) env.push(`${kv.key}=${kv.value}`);
-          }
-          Object.assign(result, { annotations, env });
-          const adjust = { annotations, env: env.map((e) => ({ key: e.split("=")[0]!, value: e.slice(e.indexOf("=") + 1) })) };
-          await runtime.dispatch("validateContainerAdjustment", { pod, container: ctr, adjust } as never);
-        } else if (method === "updateContainer" || method === "stopContainer") {
-          result.updates = results.flatMap((r) => updatesOf((r.response as { update?: ContainerUpdate[] } | undefined)?.update ?? []));
-        }
-        const line: Record<string, unknown> = { event: name, ok: failed === undefined };
-        if (failed !== undefined) line.error = failed.error!.message;
-        line.result = result;
-        line.plugins = results.map((r) => ({ plugin: r.plugin.id, via: via(r.plugin, name), ok: r.error === undefined }));
-        print(JSON.stringify(line));
-        if (failed !== undefined) code = 1;
+        line.result = await run();
+        if (problems.length > 0) Object.assign(line, { ok: false, error: problems.join("; ") });
       } catch (e) {
-        print(JSON.stringify({ event: name, ok: false, error: (e as Error).message, result: {} }));
-        code = 1;
+        Object.assign(line, { ok: false, error: (e as Error).message, result: {} });
       }
+      // After the event: a StateChange-era plugin is known as one once it has answered UNIMPLEMENTED.
+      line.plugins = plugins.map((p) => ({ plugin: p.id, via: via(p, event) }));
+      if (line.ok !== true) code = 1;
+      print(JSON.stringify(line));
     }
-    print(JSON.stringify({ deprecations: runtime.deprecations.map((d) => d.message) }));
-    await runtime.shutdown("example runtime finished its script");
+    print(JSON.stringify({ deprecations: runtime.deprecations.map((d) => ({ plugin: d.plugin, deprecated: d.deprecated, detail: d.detail })) }));
   } catch (e) {
     process.stderr.write(`${(e as Error).message}\n`);
     code = 1;
   } finally {
-    runtime.close();
+    await runtime.stop("example runtime finished its script");
   }
   return code;
 }

@@ -1,8 +1,27 @@
 /**
- * nri-wire/runtime: what a runtime library uses. Accepts plugins of any revision and gives the
- * runtime one v1beta1 client per plugin, recording deprecations where old plugins need them.
+ * nri-wire/runtime: what a container runtime uses. NriRuntime has the semantics of
+ * containerd/nri v0.12.5's pkg/adaptation: plugins of either revision, launched or external or
+ * in-process, events in index order with merged answers, failure policies and Go's error texts.
  */
-export { type EventMethod, type EventResult, NriRuntime, PluginHandle, type RuntimeOptions } from "./runtime-endpoint.js";
-export { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
-export { type PluginIdentity, pluginId } from "./identity.js";
+export { type EventOptions, type EventRequest, NriRuntime } from "./runtime/nri-runtime.js";
+export {
+  DEFAULT_PLUGIN_CONFIG_PATH,
+  DEFAULT_PLUGIN_PATH,
+  DEFAULT_REGISTRATION_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type RuntimeLog,
+  type RuntimeOptions,
+  type SyncCallback,
+  type SyncFn,
+  type UpdateFn,
+  type UpdateSource,
+} from "./runtime/options.js";
+export type { EventMethod, PluginInfo } from "./runtime/runtime-plugin.js";
+export type { PluginKind } from "./runtime/plugin-backend.js";
+export { type BuiltinContext, type BuiltinHandlers, type BuiltinPlugin, builtinEvents } from "./runtime/builtin-plugin.js";
+export { type Deprecation, stateChangeDeprecation } from "./runtime/deprecation.js";
+export { type DefaultValidatorConfig } from "./runtime/default-validator.js";
+export { AdaptationError } from "./runtime/errors.js";
+export { EventError } from "./runtime/event-error.js";
+export { DEFAULT_SOCKET_PATH } from "./socket.js";
 export type { ApiVersion } from "./versions.js";

@@ -5,7 +5,7 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
 /**
  * The interop matrix: every runtime against every plugin over a real unix socket, with the
  * script of test/interop/PEERS.md. The Go peer (test/interop/nri-peer) is built twice on the real
- * upstream pkg/adaptation and pkg/stub: against containerd/nri v0.12.2 (dedicated era, go.mod)
+ * upstream pkg/adaptation and pkg/stub: against containerd/nri v0.12.5 (dedicated era, go.mod)
  * and v0.11.0 (StateChange era, nri-v0.11.0.mod).
  */
 
@@ -16,12 +16,12 @@ const go: Record<string, Cmd> = {};
 
 beforeAll(() => {
   if (!hasGo) return;
-  go["v0.12.2"] = [goBuild("nri-peer", "nri-peer-v0.12.2"), []];
+  go["v0.12.5"] = [goBuild("nri-peer", "nri-peer-v0.12.5"), []];
   go["v0.11.0"] = [goBuild("nri-peer", "nri-peer-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]), []];
 }, 600_000);
 
-const runtimes = ["nri-wire", "go v0.12.2", "go v0.11.0"] as const;
-const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange", "go v0.12.2", "go v0.11.0"] as const;
+const runtimes = ["nri-wire", "go v0.12.5", "go v0.11.0"] as const;
+const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange", "go v0.12.5", "go v0.11.0"] as const;
 
 function runtimeCmd(r: (typeof runtimes)[number]): [Cmd, string[]] {
   if (r === "nri-wire") return [cli, ["example-runtime"]];
@@ -52,11 +52,20 @@ const EVENTS = [
 /** The nine events a StateChange-era plugin receives as StateChange, in the script's order. */
 const STATE_CHANGE = EVENTS.filter((e) => !["CreateContainer", "UpdateContainer", "StopContainer", "UpdatePodSandbox"].includes(e));
 
-/** A runtime that knows dedicated calls records one deprecation per event for a StateChange-era plugin. */
-function expectedDeprecations(r: string, p: string): string[] {
+interface DeprecationRecord {
+  plugin: string;
+  deprecated: string;
+  detail: string;
+}
+
+/**
+ * A runtime that knows dedicated calls records one deprecation per event for a StateChange-era
+ * plugin, as containerd records it.
+ */
+function expectedDeprecations(r: string, p: string): DeprecationRecord[] {
   const oldPlugin = p === "nri-wire statechange" || p === "go v0.11.0";
   if (!oldPlugin || r === "go v0.11.0") return [];
-  return STATE_CHANGE.map((e) => `plugin 10-peer-plugin does not implement ${e}: uses deprecated StateChange`);
+  return STATE_CHANGE.map((e) => ({ plugin: "10-peer-plugin", deprecated: "StateChange", detail: `does not implement a dedicated ${e} RPC call` }));
 }
 
 interface RuntimeLine {
@@ -64,7 +73,7 @@ interface RuntimeLine {
   ok?: boolean;
   error?: string;
   result?: { annotations?: Record<string, string>; env?: string[]; updates?: { container: string; cpu_shares?: number }[] };
-  deprecations?: string[];
+  deprecations?: DeprecationRecord[];
 }
 
 const matrix = runtimes.flatMap((r) => plugins.map((p) => [r, p] as const));

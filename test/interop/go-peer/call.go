@@ -1,7 +1,7 @@
 package main
 
 // The conformance sequence. Every expectation below is what the reference
-// server (containerd/ttrpc v1.2.7, i.e. `go-peer serve`) actually answers.
+// server (containerd/ttrpc v1.2.10, i.e. `go-peer serve`) actually answers.
 
 import (
 	"bytes"

@@ -1,5 +1,5 @@
 // Command go-peer is the Go reference peer for nri-wire's ttrpc interop
-// tests, built on github.com/containerd/ttrpc v1.2.7. See ../PEERS.md for
+// tests, built on github.com/containerd/ttrpc v1.2.10. See ../PEERS.md for
 // the command-line contract.
 package main
 

@@ -2,7 +2,7 @@ package main
 
 // Raw payloads through ttrpc's protobuf-only codec.
 //
-// ttrpc v1.2.7 hands every request, response and stream message to
+// ttrpc v1.2.10 hands every request, response and stream message to
 // proto.Marshal / proto.Unmarshal, which accept only proto.Message values.
 // The peer contract wants the payload bytes verbatim, with no protobuf
 // wrapper. Raw is a proto.Message whose reflection view declares the fast

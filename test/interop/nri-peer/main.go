@@ -1,4 +1,4 @@
-// Command nri-peer is an NRI interop peer built against one containerd/nri release: v0.12.2
+// Command nri-peer is an NRI interop peer built against one containerd/nri release: v0.12.5
 // with go.mod, v0.11.0 with `-modfile=nri-v0.11.0.mod -tags nri_v0_11` (the release's API
 // differences live in version_*.go).
 //

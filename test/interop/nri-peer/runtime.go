@@ -76,7 +76,15 @@ type updatesResult struct {
 }
 
 type deprecationsLine struct {
-	Deprecations []string `json:"deprecations"`
+	Deprecations []deprecationRecord `json:"deprecations"`
+}
+
+// deprecationRecord is one deprecation as containerd records it ("NRI plugin uses a deprecated
+// interface."): the plugin, what is deprecated, and the adaptation's details.
+type deprecationRecord struct {
+	Plugin     string `json:"plugin"`
+	Deprecated string `json:"deprecated"`
+	Detail     string `json:"detail"`
 }
 
 func adjustmentResult(adj *api.ContainerAdjustment) createResult {

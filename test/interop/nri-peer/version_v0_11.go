@@ -16,7 +16,7 @@ const nriVersion = "v0.11.0"
 // deprecations: v0.11.0 knows no dedicated calls, so it never records any.
 type deprecations struct{}
 
-func (*deprecations) list() []string { return []string{} }
+func (*deprecations) list() []deprecationRecord { return []deprecationRecord{} }
 
 // versionOptions: v0.11.0 has no options beyond the shared ones.
 func versionOptions(*deprecations) []adaptation.Option { return nil }

@@ -13,34 +13,27 @@ import (
 )
 
 // nriVersion is the containerd/nri release this build is pinned to (go.mod).
-const nriVersion = "v0.12.2"
+const nriVersion = "v0.12.5"
 
-// deprecations implements adaptation.DeprecationRecorder, turning each report into the
-// PEERS.md message.
+// deprecations implements adaptation.DeprecationRecorder, keeping each report as the
+// record containerd makes of it (PEERS.md): the plugin, what is deprecated, and the details.
 type deprecations struct {
 	mu   sync.Mutex
-	msgs []string
+	recs []deprecationRecord
 }
 
 func (d *deprecations) PluginWarning(_ context.Context, dep adaptation.Deprecation, plugin, details string) {
-	// v0.12.2 reports details as "does not implement a dedicated <Event> RPC call".
-	method := strings.TrimSuffix(strings.TrimPrefix(details, "does not implement a dedicated "), " RPC call")
-	var msg string
-	if dep == adaptation.DeprecatedStateChange && method != details {
-		msg = fmt.Sprintf("plugin %s does not implement %s: uses %s", plugin, method, dep)
-	} else {
-		msg = fmt.Sprintf("plugin %s %s: uses %s", plugin, details, dep)
-	}
-	fmt.Fprintf(os.Stderr, "[nri-peer runtime %s] deprecation: %s (original: %q)\n", nriVersion, msg, details)
+	rec := deprecationRecord{Plugin: plugin, Deprecated: strings.TrimPrefix(dep.String(), "deprecated "), Detail: details}
+	fmt.Fprintf(os.Stderr, "[nri-peer runtime %s] deprecation: %+v\n", nriVersion, rec)
 	d.mu.Lock()
-	d.msgs = append(d.msgs, msg)
+	d.recs = append(d.recs, rec)
 	d.mu.Unlock()
 }
 
-func (d *deprecations) list() []string {
+func (d *deprecations) list() []deprecationRecord {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return append([]string{}, d.msgs...)
+	return append([]deprecationRecord{}, d.recs...)
 }
 
 // versionOptions are the adaptation options only this release has.
@@ -48,7 +41,7 @@ func versionOptions(d *deprecations) []adaptation.Option {
 	return []adaptation.Option{adaptation.WithDeprecationRecorder(d)}
 }
 
-// stateChangeEraEvent delivers one of the nine events that v0.11 sends as StateChange; v0.12.2
+// stateChangeEraEvent delivers one of the nine events that v0.11 sends as StateChange; v0.12
 // has a dedicated request for each.
 func stateChangeEraEvent(ctx context.Context, r *adaptation.Adaptation, event string) error {
 	pod, ctr := demoPod(), demoContainer()
