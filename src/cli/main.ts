@@ -9,18 +9,21 @@ import { runExamplePlugin } from "./example-plugin.js";
 import { runExampleRuntime } from "./example-runtime.js";
 import { DECODE_USAGE, runDecode } from "./decode.js";
 import { RECORD_USAGE, runRecord } from "./record.js";
+import { TEST_PLUGIN_USAGE, runTestPlugin } from "./test-plugin.js";
 
 /** Commands that parse their own arguments. */
 const TOOLS: Readonly<Record<string, (args: string[]) => number | Promise<number>>> = {
   decode: runDecode,
   record: runRecord,
+  "test-plugin": runTestPlugin,
 };
 
 const USAGE = `usage:
   nri-wire example-plugin [--socket PATH] [--name NAME] [--idx NN] [--dialect v1beta1|v1alpha1|statechange]
   nri-wire example-runtime --socket PATH [--plugins N]
   ${DECODE_USAGE}
-  ${RECORD_USAGE}`;
+  ${RECORD_USAGE}
+  ${TEST_PLUGIN_USAGE}`;
 
 const DIALECTS: readonly string[] = ["v1beta1", "v1alpha1", "statechange"];
 
