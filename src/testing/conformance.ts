@@ -56,7 +56,7 @@ export interface CheckResult {
   readonly title: string;
   readonly status: "pass" | "fail" | "skip";
   readonly failures: readonly Failure[];
-  /** Why it was skipped, or what passing covered. */
+  /** Why it was skipped. */
   readonly note?: string;
 }
 
@@ -140,7 +140,7 @@ class Checks {
       const failures = this.failures.get(id) ?? [];
       const note = this.notes.get(id);
       const status = failures.length > 0 ? "fail" : (this.seen.get(id) ?? 0) > 0 ? "pass" : "skip";
-      return { id, title: CHECKS[id], status, failures, ...(note === undefined ? {} : { note }) };
+      return { id, title: CHECKS[id], status, failures, ...(note === undefined || status !== "skip" ? {} : { note }) };
     });
   }
 }
@@ -228,8 +228,9 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
     const want = o.starter.expected;
     if (want?.name !== undefined && want.name !== reg.name) bad.push(`registered as "${reg.name}", started as "${want.name}"`);
     if (want?.idx !== undefined && want.idx !== reg.idx) bad.push(`registered with index "${reg.idx}", started with "${want.idx}"`);
-    for (const b of bad) checks.fail(check, b);
-    if (bad.length === 0) checks.ok(check);
+    // A bad name is a registration fault whenever it shows.
+    for (const b of bad) checks.fail("registration", b);
+    checks.ok(check);
   };
 
   const strayOf = new WeakMap<ScriptedConnection, Uint8Array[]>();
@@ -238,11 +239,15 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
   const call = async <K extends PluginMethodName>(method: K, request: MessageInitShape<never>, failAs?: CheckId): Promise<CallRecord> => {
     if (ended !== undefined) throw new Gone();
     const r = await conn!.call(method, request as never, requestTimeoutMs);
+    // A call cut off by the plugin going is the alive check's failure, not the call's.
+    if (r.error !== undefined && conn!.mux.closeReason !== undefined && !restarting) {
+      ended ??= "plugin closed its connection";
+      throw new Gone();
+    }
     const where = `${r.method} (sent as ${r.wire})`;
     const timedOut = r.error instanceof RpcError && r.error.code === Code.DEADLINE_EXCEEDED;
     if (timedOut || r.ms > requestTimeoutMs) checks.fail("timeouts", `${where} took ${timedOut ? "longer than" : Math.round(r.ms)} ${timedOut ? `${requestTimeoutMs} ms` : `ms, over the ${requestTimeoutMs} ms timeout`}`);
     else checks.ok("timeouts");
-    if (ended !== undefined && r.error !== undefined) throw new Gone();
     if (r.error !== undefined && !timedOut) {
       const check = failAs ?? (TEARDOWN.has(r.method) ? "teardown" : "events");
       checks.fail(check, `${where} failed: ${r.error.message}`);
@@ -402,7 +407,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
     if (!(e instanceof Gone)) throw e;
   } finally {
     if (ended !== undefined) checks.fail("alive", ended);
-    else if (conn !== undefined) checks.ok("alive");
+    else if (registration !== undefined) checks.ok("alive");
     conn?.close();
     instance?.kill();
   }
@@ -419,6 +424,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
     }
   }
   if (conns.every((c) => c.unsolicited.length === 0)) checks.note("unsolicited", "the plugin sent none");
+  checks.note("ids", "the plugin asked for no updates or evictions");
   const results = checks.results();
   return {
     flavour,
