@@ -25,7 +25,7 @@ function flavourTable(f: FlavourReport): string {
       if (x.offending !== undefined) lines.push(indent(JSON.stringify(x.offending, null, 2), `        ${" ".repeat(width)}    `));
     }
   }
-  for (const d of f.deprecations) lines.push(`  deprecated: ${d}`);
+  for (const d of f.deprecations) lines.push(`  deprecated: ${d.plugin} ${d.detail}, takes it as StateChange`);
   return lines.join("\n");
 }
 
@@ -57,7 +57,7 @@ export function formatJunit(r: ConformanceReport): string {
       const body = c.failures.map((x) => (x.offending === undefined ? x.message : `${x.message}\n${JSON.stringify(x.offending, null, 2)}`)).join("\n\n");
       return `${open}\n      <failure message="${xml(c.failures[0]!.message)}">${xml(body)}</failure>\n    </testcase>`;
     });
-    const props = f.deprecations.map((d) => `      <property name="deprecation" value="${xml(d)}"/>`);
+    const props = f.deprecations.map((d) => `      <property name="deprecation" value="${xml(`${d.plugin} ${d.detail}`)}"/>`);
     const properties = props.length === 0 ? [] : ["    <properties>", ...props, "    </properties>"];
     return [`  <testsuite name="${f.flavour}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, "  </testsuite>"].join("\n");
   });

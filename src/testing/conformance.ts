@@ -15,6 +15,7 @@ import { checkPluginIndex, checkPluginName } from "../nri/identity.js";
 import { eventOfMethod } from "../nri/translation.js";
 import { CreateContainerResult } from "../nri/runtime/create-result.js";
 import { StopContainerResult, UpdateContainerResult } from "../nri/runtime/update-result.js";
+import { type Deprecation, stateChangeDeprecation } from "../nri/runtime/deprecation.js";
 import { SessionDecoder } from "../nri/session-decoder.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
@@ -66,8 +67,8 @@ export interface FlavourReport {
   /** How the plugin registered, if it did. */
   readonly registration?: { readonly name: string; readonly idx: string; readonly version: string };
   readonly checks: readonly CheckResult[];
-  /** Events the plugin only takes through StateChange (a dedicated-era runtime logs these). */
-  readonly deprecations: readonly string[];
+  /** Events the plugin only takes through StateChange, recorded as a dedicated-era runtime does. */
+  readonly deprecations: readonly Deprecation[];
   readonly passed: boolean;
 }
 
@@ -171,7 +172,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
   const registrationTimeoutMs = o.registrationTimeoutMs ?? 5000;
   const goneTimeoutMs = o.goneTimeoutMs ?? 2000;
   const checks = new Checks();
-  const deprecations: string[] = [];
+  const deprecations: Deprecation[] = [];
   const known = new Set(["ctr0"]);
   let registration: FlavourReport["registration"];
   let instance: PluginInstance | undefined;
@@ -194,7 +195,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
     const c = new ScriptedConnection(inst.socket, {
       flavour,
       onUpdateContainers: () => [],
-      onDeprecation: (method) => deprecations.push(`plugin ${id} does not implement ${method}: uses deprecated StateChange`),
+      onDeprecation: (method) => deprecations.push(stateChangeDeprecation(id, method)),
     });
     conn = c;
     conns.push(c);
