@@ -40,8 +40,9 @@ import { Owners, setEntry } from "./owners.js";
 import { markRemoval, unmarkRemoval } from "./removal-markers.js";
 import { mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";
 
-/** A CreateContainer request whose container has every part the merge writes to. */
+/** Resources with the memory and CPU parts the merge writes to. */
 type FilledResources = LinuxResources & { memory: LinuxMemory; cpu: LinuxCPU };
+/** A container (or reply) with every part the merge writes to. */
 type FilledContainer = Container & { hooks: Hooks; linux: LinuxContainer & { resources: FilledResources } };
 type FilledAdjustment = ContainerAdjustment & { hooks: Hooks; linux: LinuxContainerAdjustment & { resources: FilledResources } };
 
