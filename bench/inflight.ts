@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { Client } from "../src/ttrpc/client.js";
 import { socketDir, startPeer } from "../test/interop/support.js";
 
-function rssKiB(pid: number, field: "VmRSS" | "VmHWM"): number {
+/** A memory figure of a live process from /proc, in KiB. */
+export function rssKiB(pid: number, field: "VmRSS" | "VmHWM"): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   if (m === null) throw new Error(`bench: no ${field} for pid ${pid}`);
   return Number(m[1]);

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../test/interop/support.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
+import { buildPrograms, coldStarts, median, runPair, writeRequest } from "./nri/e2e.js";
 import { translateBench } from "./translate.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
@@ -96,6 +97,9 @@ async function main(): Promise<void> {
     say(`| ${name} | ${fmt(r.rewrite)} | ${fmt(r.generated)} | ×${fmt(r.ratio, 0)} |`);
   }
 
+  say("");
+  await endToEnd(say);
+
   if (process.argv.includes("--write-readme")) {
     const readme = resolve(import.meta.dirname, "../README.md");
     const text = readFileSync(readme, "utf8");
@@ -106,6 +110,52 @@ async function main(): Promise<void> {
     if (a < 0 || b < a) throw new Error("bench: README.md has no bench markers");
     writeFileSync(readme, `${text.slice(0, a + start.length)}\n${out.join("\n")}\n${text.slice(b)}`);
     console.log("bench: README.md updated");
+  }
+}
+
+/** The NRI end-to-end section: lifecycle cycles and plugin cold start, TS and Go in every pairing. */
+async function endToEnd(say: (line: string) => void): Promise<void> {
+  const programs = buildPrograms();
+  const request = writeRequest(socketDir());
+  const kinds = ["TS", "Go"] as const;
+  const pairings = [
+    ["TS", "TS"],
+    ["Go", "Go"],
+    ["TS", "Go"],
+    ["Go", "TS"],
+  ] as const;
+  say(
+    `NRI end to end: runtime and plugins in separate processes, ${seconds} s of cycles (CreateContainer + StartContainer + PostStartContainer, ` +
+      `${request.bytes}-byte CreateContainerRequest, each plugin adds one annotation and one env var); Go is containerd/nri v0.12.5 pkg/adaptation and pkg/stub; ratios against Go runtime + Go plugins:`,
+  );
+  say("");
+  say("| plugins | runtime + plugins | events/s | ratio | cycle p50 / p99 µs | p99 ratio | peak RSS runtime / plugin |");
+  say("|---|---|---|---|---|---|---|");
+  for (const n of [1, 3]) {
+    const rows = [];
+    for (const [rt, pl] of pairings) rows.push({ rt, pl, f: await runPair(programs.runtime[rt], programs.plugin[pl], n, request.path, seconds) });
+    const go = rows[1]!.f;
+    for (const { rt, pl, f } of rows) {
+      const pluginRss = Math.max(...f.pluginRssKiB) / 1024;
+      say(
+        `| ${n} | ${rt} + ${pl} | ${fmt(f.events_per_sec)} | ${rt === "TS" && pl === "TS" ? "**" : ""}×${fmt(f.events_per_sec / go.events_per_sec, 2)}${rt === "TS" && pl === "TS" ? "**" : ""} | ` +
+          `${fmt(f.p50_us)} / ${fmt(f.p99_us)} | ×${fmt(f.p99_us / go.p99_us, 2)} | ${fmt(f.runtimeRssKiB / 1024, 1)} / ${fmt(pluginRss, 1)} MiB |`,
+      );
+    }
+  }
+  say("");
+  const runs = 9;
+  say(`Plugin cold start: process launch until the runtime has it synchronized, median of ${runs} launches (min–max):`);
+  say("");
+  say("| plugin \\ runtime | " + kinds.map((k) => `${k} runtime`).join(" | ") + " |");
+  say("|---|" + kinds.map(() => "---|").join(""));
+  for (const pl of kinds) {
+    const cells = [];
+    for (const rt of kinds) {
+      const t = await coldStarts(programs.runtime[rt], programs.plugin[pl], runs);
+      cells.push(`${fmt(median(t), 1)} ms (${fmt(Math.min(...t), 1)}–${fmt(Math.max(...t), 1)})`);
+    }
+    say(`| ${pl} plugin | ${cells.join(" | ")} |`);
   }
 }
 

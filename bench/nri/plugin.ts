@@ -1,0 +1,20 @@
+/**
+ * The TypeScript plugin of the end-to-end bench: adds one annotation and one environment
+ * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
+ * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME`.
+ */
+import { NriPlugin } from "../../src/nri/plugin.js";
+import { flag } from "./args.js";
+
+const name = flag("name", "bench");
+const envName = `BENCH_${name.toUpperCase().replaceAll("-", "_")}`;
+const plugin = new NriPlugin(
+  {
+    createContainer: () => ({ adjust: { annotations: { [`bench.nri-wire.io/${name}`]: "1" }, env: [{ key: envName, value: "1" }] } }),
+    startContainer: () => undefined,
+    postStartContainer: () => undefined,
+  },
+  { name, idx: flag("idx", "10"), socketPath: flag("socket", "") },
+);
+await plugin.start();
+await plugin.closed;
