@@ -6,6 +6,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../test/interop/support.js";
+import { codecBench, codecTable } from "./codec.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
 import { buildPrograms, coldStarts, median, runPair, writeRequest } from "./nri/e2e.js";
@@ -96,6 +97,9 @@ async function main(): Promise<void> {
   for (const [name, r] of [["StateChange → dedicated", t.stateChangeToDedicated], ["dedicated → StateChange", t.dedicatedToStateChange]] as const) {
     say(`| ${name} | ${fmt(r.rewrite)} | ${fmt(r.generated)} | ×${fmt(r.ratio, 0)} |`);
   }
+
+  say("");
+  for (const line of codecTable(await codecBench())) say(line);
 
   say("");
   await endToEnd(say);

@@ -119,6 +119,30 @@ export function parseEventMask(spec: string): number {
   return mask;
 }
 
+/**
+ * The name of the handler (and typed-client method) of each event: `runPodSandbox`. The lower-
+ * camel form of formatEvent's method name, so the enum stays the one table of events.
+ */
+export type EventHandlerName = Uncapitalize<EventMethodName>;
+
+/** `RUN_POD_SANDBOX` as `RunPodSandbox`, at the type level. */
+type PascalCase<S extends string> = S extends `${infer H}_${infer T}` ? `${Capitalize<Lowercase<H>>}${PascalCase<T>}` : Capitalize<Lowercase<S>>;
+
+/** The method-style names of the subscribable events (`RunPodSandbox`), derived from the enum. */
+export type EventMethodName = PascalCase<Exclude<keyof typeof Event, "UNKNOWN" | "LAST">>;
+
+/** The handler name of an event (`runPodSandbox`). */
+export function eventHandlerName(event: number): EventHandlerName {
+  const m = formatEvent(event);
+  return (m.charAt(0).toLowerCase() + m.slice(1)) as EventHandlerName;
+}
+
+/** The event of a Plugin method in method style (`RunPodSandbox`), or undefined for Configure and the like. */
+export function eventOfMethod(method: string): Event | undefined {
+  const i = methodNames.indexOf(method);
+  return i < 0 ? undefined : ((i + 1) as Event);
+}
+
 /** A comma-separated list of the events of a mask, in the given style. */
 export function formatEventMask(mask: number, style: EventNameStyle = "method"): string {
   return maskToEvents(mask)

@@ -1,6 +1,8 @@
 /**
  * NRI protocol revision v1beta1 (package `nri.pkg.api.v1beta1`): dedicated calls for every
  * event, a response type per call and a Shutdown reason. Shared messages are byte-identical to
- * v1alpha1.
+ * v1alpha1. Importing it registers the generated binary codecs (`encodeX`/`decodeX`), which the
+ * typed clients and servers then use.
  */
 export * from "../gen/v1beta1/api_pb.js";
+export * from "../gen/v1beta1/api_codec.js";

@@ -1,9 +1,6 @@
-import { parseArgs } from "node:util";
 import { decodeCapture, readCapture } from "../nri/capture-file.js";
 import type { SessionRecord } from "../nri/session-decoder.js";
-
-/** Usage of `nri-wire decode`. */
-export const DECODE_USAGE = "nri-wire decode [--pretty] CAPTURE.index.json...";
+import { type Command, EXIT, UsageError } from "./command.js";
 
 /** A record as printed: the session it belongs to first, then the record's own fields. */
 export type PrintedRecord = { session: string } & SessionRecord;
@@ -58,20 +55,31 @@ export function formatRecord(r: PrintedRecord, pretty: boolean): string {
 }
 
 /**
- * `nri-wire decode`: prints every message of each capture, one JSON line each (or the pretty
- * form). Exit status 0 when every byte decoded, 1 when a capture has damage (everything that
- * could be decoded is still printed).
+ * Prints every message of each capture, one JSON line each (or the pretty form). Returns 0 when
+ * every byte decoded, 1 when a capture has damage (everything that could be decoded is printed).
  */
-export function runDecode(args: string[], print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): number {
-  const { values, positionals } = parseArgs({ args, options: { pretty: { type: "boolean" } }, allowPositionals: true, strict: true });
-  if (positionals.length === 0) throw new Error(`nri-wire: decode needs a capture index file\nusage: ${DECODE_USAGE}`);
+export function decodeCaptures(paths: readonly string[], pretty: boolean, print: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): number {
   let damaged = false;
-  for (const path of positionals) {
+  for (const path of paths) {
     const capture = readCapture(path);
     for (const r of decodeCapture(capture)) {
       if (r.error !== undefined) damaged = true;
-      print(formatRecord({ session: capture.index.session, ...r }, values.pretty === true));
+      print(formatRecord({ session: capture.index.session, ...r }, pretty));
     }
   }
-  return damaged ? 1 : 0;
+  return damaged ? EXIT.failed : EXIT.ok;
 }
+
+/** `nri-wire decode`. */
+export const decodeCommand: Command = {
+  name: "decode",
+  summary: "Print a recorded NRI session (a capture's .index.json), one JSON line per ttrpc message.",
+  description:
+    "Each line: time, side, offset, mux conn, ttrpc stream, frame type and flags, service and method,\nstatus, payload as protobuf JSON, revision, era and, for StateChange, the dedicated call.\nDamage is printed as lines with an error and its offset; the exit code is then 1.",
+  options: { pretty: { type: "boolean", description: "print for people instead of JSON lines" } },
+  positionals: "CAPTURE.index.json...",
+  async run(v, positionals) {
+    if (positionals.length === 0) throw new UsageError("nri-wire decode: give at least one capture index file");
+    return decodeCaptures(positionals, v.pretty === true);
+  },
+};

@@ -1,4 +1,5 @@
 import { NriPlugin, type PluginDialect, type PluginHandlers } from "../nri/plugin.js";
+import { type Command, EXIT, UsageError } from "./command.js";
 
 /** Options of the example plugin. */
 export interface ExamplePluginOptions {
@@ -74,3 +75,32 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
   await plugin.start();
   return plugin.closed;
 }
+
+const DIALECTS: readonly string[] = ["v1beta1", "v1alpha1", "statechange"];
+
+/** `nri-wire example-plugin`. */
+export const examplePluginCommand: Command = {
+  name: "example-plugin",
+  summary: "Run the example plugin: print every event as a JSON line, answer with an annotation, an env variable and CPU shares.",
+  description:
+    "Connects to the runtime at --socket, else the fd a launching runtime passed in NRI_PLUGIN_SOCKET,\nelse /var/run/nri/nri.sock. Exits 0 when the runtime closes the connection or shuts it down.",
+  options: {
+    socket: { type: "string", value: "PATH", description: "the runtime's NRI socket" },
+    name: { type: "string", value: "NAME", description: "plugin name (default NRI_PLUGIN_NAME, else peer-plugin)" },
+    idx: { type: "string", value: "NN", description: "two-digit plugin index (default NRI_PLUGIN_IDX, else 10)" },
+    dialect: { type: "string", value: "D", description: "v1beta1 (default), v1alpha1, or statechange: behave like a plugin of that era" },
+  },
+  async run(v) {
+    const dialect = (v.dialect as string | undefined) ?? "v1beta1";
+    if (!DIALECTS.includes(dialect)) throw new UsageError(`nri-wire example-plugin: unknown dialect "${dialect}": use v1beta1, v1alpha1 or statechange`);
+    const reason = await runExamplePlugin({
+      ...(v.socket === undefined ? {} : { socketPath: v.socket as string }),
+      // Identity: flags, then what a launching runtime set, then the peers' defaults.
+      name: (v.name as string | undefined) ?? process.env.NRI_PLUGIN_NAME ?? "peer-plugin",
+      idx: (v.idx as string | undefined) ?? process.env.NRI_PLUGIN_IDX ?? "10",
+      dialect: dialect as PluginDialect,
+    });
+    process.stderr.write(`${reason.message}\n`);
+    return EXIT.ok;
+  },
+};

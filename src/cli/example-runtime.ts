@@ -1,7 +1,8 @@
 import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import { ContainerSchema, ContainerState, type ContainerUpdate, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime, type PluginInfo } from "../nri/runtime.js";
-import { isStateChangeMethod } from "../nri/translation.js";
+import { stateChangeEventOf } from "../translate/index.js";
+import { type Command, UsageError } from "./command.js";
 
 /** Options of the example runtime. */
 export interface ExampleRuntimeOptions {
@@ -34,7 +35,7 @@ function updatesOf(list: readonly (ContainerUpdate | undefined)[]): { container:
 /** How a plugin received an event: its revision, and StateChange where it got that. */
 function via(plugin: PluginInfo, event: string): string {
   if (plugin.version !== "v1alpha1") return plugin.version ?? "builtin";
-  return plugin.stateChange && isStateChangeMethod(event) ? "v1alpha1 StateChange" : "v1alpha1";
+  return plugin.stateChange && stateChangeEventOf(event) !== undefined ? "v1alpha1 StateChange" : "v1alpha1";
 }
 
 /** The script of test/interop/PEERS.md: each event and what its line's `result` shows. */
@@ -126,3 +127,20 @@ export async function runExampleRuntime(o: ExampleRuntimeOptions): Promise<numbe
   }
   return code;
 }
+
+/** `nri-wire example-runtime`. */
+export const exampleRuntimeCommand: Command = {
+  name: "example-runtime",
+  summary: "Run the example runtime: wait for plugins, drive 13 events, print each result as a JSON line.",
+  description: "Exits 0 when every event succeeded, 1 otherwise.",
+  options: {
+    socket: { type: "string", value: "PATH", description: "where to listen", required: true },
+    plugins: { type: "string", value: "N", description: "how many plugins to wait for (default 1)" },
+  },
+  async run(v) {
+    if (v.socket === undefined) throw new UsageError("nri-wire example-runtime: --socket is required");
+    const plugins = Number(v.plugins ?? "1");
+    if (!Number.isSafeInteger(plugins) || plugins < 1) throw new UsageError(`nri-wire example-runtime: --plugins ${String(v.plugins)} is not a positive integer`);
+    return runExampleRuntime({ socketPath: v.socket as string, plugins });
+  },
+};

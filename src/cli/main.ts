@@ -1,79 +1,93 @@
 #!/usr/bin/env node
 /**
- * The nri-wire command line: `example-plugin` and `example-runtime`, the NRI peers whose
- * command line matches the Go interop peers (see test/interop/PEERS.md).
+ * The nri-wire command line. Every subcommand is one entry of COMMANDS (commands.ts); this file
+ * only dispatches, prints help and versions, and maps failures to the exit codes of EXIT.
  */
-import { parseArgs } from "node:util";
-import type { PluginDialect } from "../nri/plugin.js";
-import { runExamplePlugin } from "./example-plugin.js";
-import { runExampleRuntime } from "./example-runtime.js";
-import { DECODE_USAGE, runDecode } from "./decode.js";
-import { RECORD_USAGE, runRecord } from "./record.js";
-import { TEST_PLUGIN_USAGE, runTestPlugin } from "./test-plugin.js";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Command, EXIT, UsageError, commandHelp, parseCommandArgs } from "./command.js";
+import { COMMANDS } from "./commands.js";
 
-/** Commands that parse their own arguments. */
-const TOOLS: Readonly<Record<string, (args: string[]) => number | Promise<number>>> = {
-  decode: runDecode,
-  record: runRecord,
-  "test-plugin": runTestPlugin,
-};
-
-const USAGE = `usage:
-  nri-wire example-plugin [--socket PATH] [--name NAME] [--idx NN] [--dialect v1beta1|v1alpha1|statechange]
-  nri-wire example-runtime --socket PATH [--plugins N]
-  ${DECODE_USAGE}
-  ${RECORD_USAGE}
-  ${TEST_PLUGIN_USAGE}`;
-
-const DIALECTS: readonly string[] = ["v1beta1", "v1alpha1", "statechange"];
-
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  const tool = command === undefined ? undefined : TOOLS[command];
-  if (tool !== undefined) return tool(rest);
-  const { values } = parseArgs({
-    args: rest,
-    options: {
-      socket: { type: "string" },
-      name: { type: "string" },
-      idx: { type: "string" },
-      dialect: { type: "string" },
-      plugins: { type: "string" },
-    },
-    strict: true,
-  });
-  switch (command) {
-    case "example-plugin": {
-      // Without --socket the plugin uses the fd a launching runtime handed it, or the default path.
-      const dialect = values.dialect ?? "v1beta1";
-      if (!DIALECTS.includes(dialect)) throw new Error(`nri-wire: unknown dialect "${dialect}": use v1beta1, v1alpha1 or statechange`);
-      const reason = await runExamplePlugin({
-        ...(values.socket === undefined ? {} : { socketPath: values.socket }),
-        // Identity: flags, then what a launching runtime set, then the peers' defaults.
-        name: values.name ?? process.env.NRI_PLUGIN_NAME ?? "peer-plugin",
-        idx: values.idx ?? process.env.NRI_PLUGIN_IDX ?? "10",
-        dialect: dialect as PluginDialect,
-      });
-      process.stderr.write(`${reason.message}\n`);
-      return 0;
+/** This package's version, from the package.json above this file (in src/ or dist/src/). */
+function version(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const p = join(dir, "package.json");
+    if (existsSync(p)) {
+      const pkg = JSON.parse(readFileSync(p, "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "nri-wire") return pkg.version ?? "unknown";
     }
-    case "example-runtime": {
-      if (values.socket === undefined) throw new Error(`nri-wire: --socket is required\n${USAGE}`);
-      const plugins = Number(values.plugins ?? "1");
-      if (!Number.isSafeInteger(plugins) || plugins < 1) throw new Error(`nri-wire: --plugins ${values.plugins} is not a positive integer`);
-      return runExampleRuntime({ socketPath: values.socket, plugins });
-    }
-    default:
-      throw new Error(`nri-wire: unknown command "${command ?? ""}"\n${USAGE}`);
+    const up = dirname(dir);
+    if (up === dir) return "unknown";
+    dir = up;
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
+function help(commands: readonly Command[]): string {
+  const width = Math.max(...commands.map((c) => c.name.length)) + 2;
+  return [
+    "usage: nri-wire <command> [options]",
+    "       nri-wire <command> --help | --help | --version",
+    "",
+    "The containerd NRI wire protocol: example peers and tools.",
+    "",
+    "commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}${c.summary}`),
+    "",
+    "exit codes:",
+    `  ${EXIT.ok}  success`,
+    `  ${EXIT.failed}  the command ran and failed`,
+    `  ${EXIT.usage}  usage error: unknown command or option, missing or bad value`,
+  ].join("\n");
+}
+
+/** Runs the command line `argv` (without node and the script); resolves with the exit code. */
+export async function main(
+  argv: readonly string[],
+  commands: readonly Command[] = COMMANDS,
+  out: (line: string) => void = (s) => process.stdout.write(`${s}\n`),
+  err: (line: string) => void = (s) => process.stderr.write(`${s}\n`),
+): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    const topic = first === "help" ? commands.find((c) => c.name === rest[0]) : undefined;
+    if (first === undefined) {
+      err(help(commands));
+      return EXIT.usage;
+    }
+    out(topic === undefined ? help(commands) : commandHelp(topic));
+    return EXIT.ok;
+  }
+  if (first === "--version" || first === "-V") {
+    out(`nri-wire ${version()}`);
+    return EXIT.ok;
+  }
+  const command = commands.find((c) => c.name === first);
+  if (command === undefined) {
+    err(`nri-wire: unknown command "${first}"; commands: ${commands.map((c) => c.name).join(", ")} (nri-wire --help)`);
+    return EXIT.usage;
+  }
+  try {
+    const { values, positionals, help: wantsHelp } = parseCommandArgs(command, rest);
+    if (wantsHelp) {
+      out(commandHelp(command));
+      return EXIT.ok;
+    }
+    return await command.run(values, positionals);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err(`${e.message}\n${commandHelp(command).split("\n")[0]!}`);
+      return EXIT.usage;
+    }
+    err((e as Error).message);
+    return EXIT.failed;
+  }
+}
+
+// Run when this file is the program (also through the npm bin symlink), not when imported.
+if (process.argv[1] !== undefined && realpathSync(fileURLToPath(import.meta.url)) === realpathSync(process.argv[1])) {
+  void main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
-  },
-  (e: unknown) => {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exitCode = 1;
-  },
-);
+  });
+}

@@ -21,7 +21,8 @@ export interface MuxSegment {
 /**
  * Push decoder for the trunk. Connections are byte streams, so a frame's payload is handed on
  * as it arrives (views, never copies) without waiting for the frame to complete; only the 8-byte
- * header is ever buffered.
+ * header is ever buffered. A frame over the limit leaves the trunk unframed for good: the decoder
+ * then stays failed, every later decode() and end() throwing the same MuxError.
  */
 export class MuxDecoder {
   private readonly header = new Uint8Array(MUX_HEADER_LENGTH);
@@ -29,6 +30,7 @@ export class MuxDecoder {
   private connId = 0;
   private left = 0;
   private frameLength = 0;
+  private failure: MuxError | undefined;
 
   constructor(readonly maxPayload: number = MAX_READ_PAYLOAD) {}
 
@@ -39,6 +41,7 @@ export class MuxDecoder {
 
   /** The connection bytes in `input`, in order; throws MuxError on a frame over the limit. */
   decode(input: Uint8Array): MuxSegment[] {
+    if (this.failure !== undefined) throw this.failure;
     const out: MuxSegment[] = [];
     const n = input.length;
     let off = 0;
@@ -60,7 +63,7 @@ export class MuxDecoder {
       this.connId = ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
       const length = ((h[4]! << 24) | (h[5]! << 16) | (h[6]! << 8) | h[7]!) >>> 0;
       if (length > this.maxPayload) {
-        throw new MuxError(`mux: frame length ${length} for conn ${this.connId} exceeds maximum ${this.maxPayload}`);
+        throw (this.failure = new MuxError(`mux: frame length ${length} for conn ${this.connId} exceeds maximum ${this.maxPayload}`));
       }
       this.left = this.frameLength = length;
     }
@@ -69,6 +72,7 @@ export class MuxDecoder {
 
   /** Call at end of the trunk: throws MuxError if a frame was cut short. */
   end(): void {
+    if (this.failure !== undefined) throw this.failure;
     if (this.headerFill > 0) {
       throw new MuxError(`mux: truncated frame: trunk ended after ${this.headerFill} of ${MUX_HEADER_LENGTH} header bytes`);
     }

@@ -1,4 +1,5 @@
 import { Duplex } from "node:stream";
+import { ClosedError } from "../ttrpc/errors.js";
 import { MuxError } from "./errors.js";
 import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, encodeMuxFrames } from "./frame.js";
 
@@ -54,11 +55,8 @@ export class Mux {
     this.closedPromise = new Promise((r) => (this.resolveClosed = r));
     trunk.on("data", this.onData);
     trunk.on("end", this.onEnd);
-    trunk.on("error", (e: NodeJS.ErrnoException) => {
-      const byPeer = e.code === "EPIPE" || e.code === "ECONNRESET";
-      this.close(new MuxError(byPeer ? `mux: trunk closed by peer: ${e.message}` : `mux: trunk error: ${e.message}`, { cause: e }));
-    });
-    trunk.on("close", () => this.close(new MuxError("mux: trunk closed")));
+    trunk.on("error", this.onTrunkError);
+    trunk.on("close", () => this.close(new ClosedError("mux: trunk closed")));
   }
 
   /** Settles with the reason once the trunk has closed. */
@@ -77,7 +75,7 @@ export class Mux {
       throw new RangeError(`mux: conn id ${connId} is not a 32-bit unsigned integer`);
     }
     if (connId === RESERVED_CONN_ID) throw new RangeError(`mux: conn id ${connId} is reserved`);
-    if (this.error !== undefined) throw new MuxError(`mux: cannot open conn ${connId}: ${this.error.message}`, { cause: this.error });
+    if (this.error !== undefined) throw new ClosedError(`mux: cannot open conn ${connId}: ${this.error.message}`, { cause: this.error });
     let c = this.conns.get(connId);
     if (c === undefined) {
       c = new MuxConnection(this, connId);
@@ -87,7 +85,7 @@ export class Mux {
   }
 
   /** Closes the trunk and, with `reason`, every connection on it. */
-  close(reason: Error = new MuxError("mux: closed")): void {
+  close(reason: Error = new ClosedError("mux: closed")): void {
     if (this.error !== undefined) return;
     this.error = reason;
     const conns = [...this.conns.values()];
@@ -102,8 +100,20 @@ export class Mux {
   /** @internal */
   write(connId: number, data: Uint8Array, cb: (err?: Error | null) => void): void {
     if (this.error !== undefined) return cb(this.error);
-    this.trunk.write(encodeMuxFrames(connId, data, this.maxWrite), cb);
+    this.trunk.write(encodeMuxFrames(connId, data, this.maxWrite), (err) => {
+      if (err === null || err === undefined) return cb();
+      // The write callback hears of a dead trunk before its 'error' event: close with the
+      // reason first, so every connection reports that and not the bare errno.
+      this.onTrunkError(err as NodeJS.ErrnoException);
+      cb(this.error);
+    });
   }
+
+  private readonly onTrunkError = (e: NodeJS.ErrnoException): void => {
+    const byPeer = e.code === "EPIPE" || e.code === "ECONNRESET";
+    if (byPeer) this.close(new ClosedError(`mux: trunk closed by peer: ${e.message}`, { cause: e }));
+    else this.close(new MuxError(`mux: trunk error: ${e.message}`, { cause: e }));
+  };
 
   /** @internal */
   forget(conn: MuxConnection): void {
@@ -133,7 +143,7 @@ export class Mux {
   private readonly onEnd = (): void => {
     try {
       this.decoder.end();
-      this.close(new MuxError("mux: trunk closed by peer"));
+      this.close(new ClosedError("mux: trunk closed by peer"));
     } catch (e) {
       this.close(e as Error);
     }
@@ -165,6 +175,7 @@ export class MuxConnection extends Duplex {
     }
   }
 
+  /** @internal Duplex plumbing. */
   override _read(): void {
     if (this.holding) {
       this.holding = false;
@@ -172,14 +183,17 @@ export class MuxConnection extends Duplex {
     }
   }
 
+  /** @internal Duplex plumbing. */
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
     this.mux.write(this.connId, chunk, cb);
   }
 
+  /** @internal Duplex plumbing. */
   override _final(cb: (err?: Error | null) => void): void {
     cb();
   }
 
+  /** @internal Duplex plumbing. */
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
     this.mux.forget(this);
     if (this.holding) {

@@ -1,41 +1,51 @@
 import type { Duplex } from "node:stream";
-import { type DescMessage, type MessageInitShape, type MessageShape, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, type MessageShape, create } from "@bufbuild/protobuf";
 import {
   type ConfigureRequest,
+  type ConfigureResponse,
+  type Container,
   type ContainerEviction,
   type ContainerUpdate,
-  type Container,
+  type FailurePolicy,
   Plugin,
   type PodSandbox,
+  RegisterPluginRequestSchema,
   type SynchronizeRequest,
   UpdateContainersRequestSchema,
   UpdateContainersResponseSchema,
-  RegisterPluginRequestSchema,
 } from "../../gen/v1beta1/api_pb.js";
-import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, formatEvent } from "../events.js";
+import "../../gen/v1beta1/api_codec.js"; // registers the generated codecs of the messages below
+import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
+import { packages, responseToV1alpha1, stateChangeEraMethods, toV1beta1, type Version } from "../translate/index.js";
 import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
+import { decodeMessage, encodeMessage } from "./codec.js";
+import { callError } from "./errors.js";
+import { type Loose, toMessage } from "./helpers/loose.js";
+import { fromBinary, toBinary } from "../wire/codec.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
+import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "./nri-releases.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
-import { STATE_CHANGE_ERA_METHODS, alphaRequestToBeta, betaResponseToAlpha } from "./translation.js";
-import { type ApiVersion, NRI_VERSION, V1ALPHA1, V1BETA1, serviceName } from "./versions.js";
 
-type PluginMethods = (typeof Plugin)["method"];
-type MaybePromise<T> = T | Promise<T>;
+/** The v1beta1 Plugin methods, by handler name. */
+export type PluginMethods = (typeof Plugin)["method"];
+/** A value, or a promise of it. */
+export type MaybePromise<T> = T | Promise<T>;
 
 /**
  * Handlers of a plugin, written against v1beta1 types whatever the runtime speaks. Each takes
- * the request and returns the response (or nothing for an empty one). The plugin subscribes to
- * exactly the events it has handlers for.
+ * the request and returns the response, as a message or a plain object of its fields (see
+ * Loose), or nothing for an empty one. The plugin subscribes to exactly the events it has
+ * handlers for. A handler's thrown error is logged and its message sent to the runtime.
  */
 export type PluginHandlers = {
   [K in keyof PluginMethods]?: (
     request: MessageShape<PluginMethods[K]["input"]>,
     ctx: CallContext,
-  ) => MaybePromise<MessageInitShape<PluginMethods[K]["output"]> | undefined | void>;
+  ) => MaybePromise<Loose<MessageShape<PluginMethods[K]["output"]>> | undefined | void>;
 };
 
 /**
@@ -45,6 +55,21 @@ export type PluginHandlers = {
  * demos): `v1alpha1` is a dedicated-era plugin, `statechange` one built before dedicated calls.
  */
 export type PluginDialect = "v1beta1" | "v1alpha1" | "statechange";
+
+/** Where a plugin's own messages go: info and warn about the runtime, error for failures. */
+export type PluginLog = (level: "info" | "warn" | "error", message: string) => void;
+
+/** The runtime a plugin is connected to, as its Configure request told. */
+export interface RuntimeInfo {
+  readonly name: string;
+  readonly version: string;
+  /** The runtime's NRI release, sent or inferred; undefined when neither worked. */
+  readonly nriVersion: string | undefined;
+  /** Whether nriVersion was inferred from the runtime's name and version (older runtimes send none). */
+  readonly nriVersionInferred: boolean;
+  /** The revision the runtime speaks, as told by the package of its Configure call. */
+  readonly api: Version;
+}
 
 /** Options of a plugin endpoint. */
 export interface PluginOptions {
@@ -65,41 +90,42 @@ export interface PluginOptions {
   env?: NodeJS.ProcessEnv;
   /** Executable path for the `NN-name` rule (default process.argv[1]). */
   executable?: string;
+  /**
+   * What the runtime does when this plugin times out, loses its connection or breaks the
+   * protocol (sent in the Configure response; runtimes before NRI v0.12.5 ignore it).
+   */
+  failurePolicy?: Loose<FailurePolicy>;
+  /**
+   * Handlers for events the runtime's NRI release does not know: `skip` (the default) leaves
+   * them out of the subscription and logs that; `error` fails Configure instead.
+   */
+  unknownEvents?: "skip" | "error";
+  /** Where the plugin's messages go; default: warnings and errors to stderr. */
+  log?: PluginLog;
 }
-
-/** The v1beta1 Plugin method of each subscribable event. */
-const EVENT_METHOD_LOCAL: ReadonlyMap<number, string> = new Map(
-  ALL_EVENTS.map((e) => {
-    const m = formatEvent(e);
-    return [e, m.charAt(0).toLowerCase() + m.slice(1)];
-  }),
-);
 
 /** The subscription mask of a set of handlers: one bit per event handled. */
 export function eventsOf(handlers: PluginHandlers): number {
   let mask = 0;
-  const h = handlers as Record<string, unknown>;
-  for (const [event, local] of EVENT_METHOD_LOCAL) if (typeof h[local] === "function") mask |= eventBit(event);
+  for (const event of ALL_EVENTS) if (typeof handlers[eventHandlerName(event)] === "function") mask |= eventBit(event);
   return mask;
 }
+
+const defaultLog: PluginLog = (level, message) => {
+  if (level !== "info") process.stderr.write(`${message}\n`);
+};
 
 /** Runs a typed handler on raw bytes. */
 async function invoke(
   schemaIn: DescMessage,
   schemaOut: DescMessage,
-  handler: ((req: never, ctx: CallContext) => unknown) | undefined,
   payload: Uint8Array,
-  ctx: CallContext,
-  fallback?: (req: MessageShape<DescMessage>) => unknown,
+  run: (req: MessageShape<DescMessage>) => unknown,
 ): Promise<Uint8Array> {
-  let req: MessageShape<DescMessage>;
-  try {
-    req = fromBinary(schemaIn, payload);
-  } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schemaIn.typeName}: ${(e as Error).message}`, { cause: e });
-  }
-  const out = handler !== undefined ? await handler(req as never, ctx) : await fallback?.(req);
-  return toBinary(schemaOut, create(schemaOut, (out ?? {}) as MessageInitShape<DescMessage>));
+  const req = decodeMessage(schemaIn, payload);
+  const out = await run(req);
+  // A handler's answer that does not fit its type is our fault, not the runtime's.
+  return encodeMessage(schemaOut, () => toMessage(schemaOut, out as never), Code.INTERNAL);
 }
 
 /**
@@ -110,16 +136,23 @@ async function invoke(
  */
 export class NriPlugin {
   readonly identity: PluginIdentity;
+  /** The events the handlers cover; the subscription may be narrower (see `subscribed`). */
   readonly events: number;
   private readonly handlers: PluginHandlers;
   private readonly options: PluginOptions;
   private readonly dialect: PluginDialect;
+  private readonly log: PluginLog;
   private mux: Mux | undefined;
   private runtimeClient: Client | undefined;
-  private runtimeApi: ApiVersion | undefined;
+  private runtimeApi: Version | undefined;
+  private runtimeInfo: RuntimeInfo | undefined;
+  private subscribedMask: number | undefined;
   private syncPods: PodSandbox[] = [];
   private syncContainers: Container[] = [];
   private configured = false;
+  /** Why setup failed on our side (Configure or the first Synchronize), if it did. */
+  private configureError: Error | undefined;
+  private isSynchronized = false;
   private synchronized!: () => void;
   private readonly synchronizedPromise = new Promise<void>((r) => (this.synchronized = r));
   private closeReason: Error | undefined;
@@ -131,6 +164,7 @@ export class NriPlugin {
     this.handlers = handlers;
     this.options = options;
     this.dialect = options.dialect ?? "v1beta1";
+    this.log = options.log ?? defaultLog;
     this.identity = resolveIdentity({
       name: options.name,
       idx: options.idx,
@@ -146,8 +180,18 @@ export class NriPlugin {
   }
 
   /** The revision the runtime registered us with, once registered. */
-  get runtimeVersion(): ApiVersion | undefined {
+  get runtimeVersion(): Version | undefined {
     return this.runtimeApi;
+  }
+
+  /** The runtime, once it has configured the plugin. */
+  get runtime(): RuntimeInfo | undefined {
+    return this.runtimeInfo;
+  }
+
+  /** The event mask sent to the runtime, once configured. */
+  get subscribed(): number | undefined {
+    return this.subscribedMask;
   }
 
   /**
@@ -171,39 +215,37 @@ export class NriPlugin {
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`nri: plugin ${this.id}: registration timed out after ${timeoutMs} ms`)), timeoutMs);
     });
+    const closedEarly = this.closed.then((r) => Promise.reject(r));
     try {
-      await Promise.race([this.register(), timedOut]);
-      await Promise.race([this.synchronizedPromise, timedOut, this.closed.then((r) => Promise.reject(r))]);
+      await Promise.race([this.register(), timedOut, closedEarly]);
+      await Promise.race([this.synchronizedPromise, timedOut, closedEarly]);
     } catch (e) {
       this.close(e as Error);
-      throw e;
+      throw this.closeReason ?? e;
     } finally {
       clearTimeout(timer);
     }
   }
 
   private async register(): Promise<void> {
-    const payload = toBinary(
-      RegisterPluginRequestSchema,
-      create(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION }),
-    );
+    const payload = encodeMessage(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION });
     const client = this.runtimeClient!;
     if (this.dialect === "v1beta1") {
       try {
-        await client.call(serviceName("v1beta1", "Runtime"), "RegisterPlugin", payload);
+        await client.call(`${packages.v1beta1}.Runtime`, "RegisterPlugin", payload);
         this.runtimeApi = "v1beta1";
         return;
       } catch (e) {
         if (!(e instanceof RpcError && e.code === Code.UNIMPLEMENTED)) {
-          throw new Error(`nri: plugin ${this.id}: registration failed: ${(e as Error).message}`, { cause: e });
+          throw callError(`nri: plugin ${this.id}: registration failed`, e);
         }
       }
     }
     try {
-      await client.call(serviceName("v1alpha1", "Runtime"), "RegisterPlugin", payload);
+      await client.call(`${packages.v1alpha1}.Runtime`, "RegisterPlugin", payload);
       this.runtimeApi = "v1alpha1";
     } catch (e) {
-      throw new Error(`nri: plugin ${this.id}: registration failed: ${(e as Error).message}`, { cause: e });
+      throw callError(`nri: plugin ${this.id}: registration failed`, e);
     }
   }
 
@@ -211,12 +253,17 @@ export class NriPlugin {
    * Asks the runtime, unprompted, to update or evict containers; resolves with the updates it
    * could not apply.
    */
-  async updateContainers(update: MessageInitShape<typeof UpdateContainersRequestSchema>["update"] = [], evict: ContainerEviction[] | MessageInitShape<typeof UpdateContainersRequestSchema>["evict"] = []): Promise<ContainerUpdate[]> {
+  async updateContainers(update: readonly Loose<ContainerUpdate>[] = [], evict: readonly Loose<ContainerEviction>[] = []): Promise<ContainerUpdate[]> {
     const client = this.runtimeClient;
     if (client === undefined || this.runtimeApi === undefined) throw new Error(`nri: plugin ${this.id}: not registered`);
-    const req = create(UpdateContainersRequestSchema, { update: update ?? [], evict: evict ?? [] });
-    const res = await client.call(serviceName(this.runtimeApi, "Runtime"), "UpdateContainers", toBinary(UpdateContainersRequestSchema, req));
-    return fromBinary(UpdateContainersResponseSchema, res).failed;
+    const api = this.runtimeApi;
+    try {
+      const req = encodeMessage(UpdateContainersRequestSchema, () => toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
+      const res = await client.call(`${packages[api]}.Runtime`, "UpdateContainers", req);
+      return decodeMessage(UpdateContainersResponseSchema, res).failed;
+    } catch (e) {
+      throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);
+    }
   }
 
   /** Closes the connection; `closed` and onClose report `reason`. */
@@ -227,60 +274,146 @@ export class NriPlugin {
 
   private finish(reason: Error): void {
     if (this.closeReason !== undefined) return;
-    this.closeReason = reason;
-    this.resolveClosed(reason);
-    this.options.onClose?.(reason);
+    this.closeReason = this.explainEarlyClose(reason);
+    // Our own setup errors were logged where they happened; a refusal is news.
+    if (this.closeReason !== reason && this.closeReason !== this.configureError) this.log("error", this.closeReason.message);
+    this.resolveClosed(this.closeReason);
+    this.options.onClose?.(this.closeReason);
+  }
+
+  /**
+   * A connection that ends between Configure and Synchronize ended because of the configuration:
+   * say so, with our own Configure error or the likely reason the runtime refused it.
+   */
+  private explainEarlyClose(reason: Error): Error {
+    if (this.isSynchronized) return reason;
+    if (this.configureError !== undefined) return this.configureError;
+    if (!this.configured) return reason;
+    return new Error(`nri: plugin ${this.id}: the runtime closed the connection right after Configure: it refused the configuration; likely cause: ${this.likelyRefusal()}`, { cause: reason });
+  }
+
+  private likelyRefusal(): string {
+    const rt = this.runtimeInfo;
+    const mask = this.subscribedMask ?? 0;
+    const newer = mask & ~(eventsKnownBy("v0.9.0") ?? 0);
+    if (rt?.nriVersion === undefined && newer !== 0) {
+      return `its NRI version is unknown and runtimes before NRI v0.10.0 refuse events they do not know; subscribed ${formatEventMask(newer)} (0x${newer.toString(16)}) may be among them (see the runtime's log for "invalid plugin events")`;
+    }
+    const where = rt === undefined ? "" : ` of ${rt.name} ${rt.version}`;
+    return `not one the plugin can tell (subscribed 0x${mask.toString(16)}${rt?.nriVersion === undefined ? "" : `, runtime NRI ${rt.nriVersion}`}); the log${where} says why`;
   }
 
   /** The ttrpc server of conn 1: v1beta1 and/or v1alpha1 Plugin services per the dialect. */
   private serve(): Server {
     const server = new Server();
-    const beta: Record<string, RawMethod> = {};
-    for (const m of Plugin.methods) {
-      beta[m.name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(m.name, payload, ctx) };
+    if (this.dialect === "v1beta1") {
+      const beta: Record<string, RawMethod> = {};
+      for (const m of Plugin.methods) beta[m.name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(m.name, payload, ctx, "v1beta1") };
+      server.register(`${packages.v1beta1}.Plugin`, beta);
     }
-    if (this.dialect === "v1beta1") server.register(`${V1BETA1}.Plugin`, beta);
-    {
-      const alpha: Record<string, RawMethod> = {};
-      const names = this.dialect === "statechange" ? STATE_CHANGE_ERA_METHODS : [...Plugin.methods.map((m) => m.name), "StateChange"];
-      for (const name of names) {
-        alpha[name] = {
-          kind: "unary",
-          handler: async (payload, ctx) => {
-            const call = alphaRequestToBeta(name, payload);
-            return betaResponseToAlpha(name, await this.dispatch(call.method, call.payload, ctx));
-          },
-        };
-      }
-      server.register(`${V1ALPHA1}.Plugin`, alpha);
+    const alphaService = `${packages.v1alpha1}.Plugin`;
+    const alpha: Record<string, RawMethod> = {};
+    const names = this.dialect === "statechange" ? stateChangeEraMethods : [...Plugin.methods.map((m) => m.name), "StateChange"];
+    for (const name of names) {
+      alpha[name] = {
+        kind: "unary",
+        handler: async (payload, ctx) => {
+          const call = toV1beta1({ service: alphaService, method: name, payload });
+          const answer = await this.dispatch(call.method, call.payload, ctx, "v1alpha1");
+          return responseToV1alpha1({ service: alphaService, method: name }, answer).payload;
+        },
+      };
     }
+    server.register(alphaService, alpha);
     return server;
   }
 
-  /** Handles one v1beta1 Plugin call. */
-  private dispatch(method: string, payload: Uint8Array, ctx: CallContext): Promise<Uint8Array> {
+  /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
+  private async dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
     const desc = Plugin.methods.find((m) => m.name === method);
-    if (desc === undefined) return Promise.reject(new RpcError(Code.UNIMPLEMENTED, `method ${method}`));
+    if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
     switch (method) {
       case "Configure":
-        return invoke(desc.input, desc.output, undefined, payload, ctx, (req) => this.configure(req as ConfigureRequest, ctx));
+        return invoke(desc.input, desc.output, payload, (req) => this.configure(req as ConfigureRequest, ctx, via));
       case "Synchronize":
-        return invoke(desc.input, desc.output, undefined, payload, ctx, (req) => this.synchronize(req as SynchronizeRequest, ctx));
-      default:
+        return invoke(desc.input, desc.output, payload, async (req) => {
+          try {
+            return await this.guard(method, () => this.synchronize(req as SynchronizeRequest, ctx));
+          } catch (e) {
+            // Before the plugin is up, a failed Synchronize is why the runtime drops it.
+            if (!this.isSynchronized) this.configureError ??= new Error(`nri: plugin ${this.id}: synchronize failed: ${(e as Error).message}`, { cause: e });
+            throw e;
+          }
+        });
+      default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
-        return invoke(desc.input, desc.output, h[desc.localName], payload, ctx, () => undefined);
+        const handler = h[desc.localName];
+        return invoke(desc.input, desc.output, payload, (req) => (handler === undefined ? undefined : this.guard(method, () => handler(req as never, ctx))));
+      }
     }
   }
 
-  private async configure(req: ConfigureRequest, ctx: CallContext): Promise<{ events: number }> {
-    const custom = (await this.handlers.configure?.(req, ctx)) as { events?: number } | undefined;
-    this.configured = true;
-    const events = custom?.events ?? this.events;
-    if ((events & ~VALID_EVENTS_MASK) !== 0 || (events & ~this.events) !== 0) {
-      throw new RpcError(Code.INVALID_ARGUMENT, `plugin ${this.id}: configure asked for events 0x${events.toString(16)} beyond its handlers 0x${this.events.toString(16)}`);
+  /** Runs a handler; its error is logged and travels to the runtime with its own message. */
+  private async guard(method: string, run: () => unknown): Promise<unknown> {
+    try {
+      return await run();
+    } catch (e) {
+      this.log("error", `nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
+      throw e;
     }
-    return { events };
+  }
+
+  private async configure(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {
+    try {
+      const res = await this.configureOrThrow(req, ctx, via);
+      this.configured = true;
+      return res;
+    } catch (e) {
+      const message = e instanceof RpcError ? e.rawMessage : (e as Error).message;
+      this.configureError = new Error(`nri: plugin ${this.id}: configure failed: ${message}`, { cause: e });
+      this.log("error", this.configureError.message);
+      throw e;
+    }
+  }
+
+  private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {
+    // Runtimes before NRI v0.12 send no version: tell it from their name and version, as the Go stub does.
+    let nriVersion: string | undefined = req.NRIVersion;
+    let inferred = false;
+    if (isUnknownNriVersion(req.NRIVersion)) {
+      nriVersion = undefined;
+      try {
+        nriVersion = inferNriVersion(req.runtimeName, req.runtimeVersion);
+        inferred = true;
+        req.NRIVersion = nriVersion;
+        this.log("info", `nri: plugin ${this.id}: inferred NRI ${nriVersion} for runtime ${req.runtimeName} ${req.runtimeVersion}`);
+      } catch (e) {
+        this.log("warn", `nri: plugin ${this.id}: ${(e as Error).message.replace(/^nri: /u, "")}`);
+      }
+    }
+    this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };
+
+    const custom = toMessage(Plugin.method.configure.output, (await this.handlers.configure?.(req, ctx)) as never);
+    // Like the Go stub: 0 from the handler means "the events I have handlers for".
+    let events = custom.events === 0 ? this.events : custom.events;
+    if ((events & ~VALID_EVENTS_MASK) !== 0 || (events & ~this.events) !== 0) {
+      throw new RpcError(Code.INVALID_ARGUMENT, `configure subscribed events 0x${(events >>> 0).toString(16)} beyond the handlers' 0x${this.events.toString(16)}`);
+    }
+    const known = nriVersion === undefined ? undefined : eventsKnownBy(nriVersion);
+    const unknown = known === undefined ? 0 : events & ~known;
+    if (unknown !== 0) {
+      const what = `${formatEventMask(unknown)} (0x${unknown.toString(16)})`;
+      const why = `runtime ${req.runtimeName} ${req.runtimeVersion} has NRI ${nriVersion}${inferred ? " (inferred)" : ""}, which does not know them`;
+      if (this.options.unknownEvents === "error" || (events & ~unknown) === 0) {
+        throw new RpcError(Code.FAILED_PRECONDITION, `handlers for events ${what}: ${why}`);
+      }
+      this.log("warn", `nri: plugin ${this.id}: not subscribing to ${what}: ${why}`);
+      events &= ~unknown;
+    }
+    this.subscribedMask = events;
+    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(Plugin.method.configure.output, { failurePolicy: this.options.failurePolicy }).failurePolicy);
+    return toMessage(Plugin.method.configure.output, failurePolicy === undefined ? { events } : { events, failurePolicy });
   }
 
   /** Accumulates chunks sent with `more` and hands the handler everything once. */
@@ -292,7 +425,10 @@ export class NriPlugin {
     this.syncPods = [];
     this.syncContainers = [];
     const out = await this.handlers.synchronize?.(whole, ctx);
-    if (this.configured) this.synchronized();
+    if (this.configured) {
+      this.isSynchronized = true;
+      this.synchronized();
+    }
     return out ?? {};
   }
 }

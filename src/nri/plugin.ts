@@ -1,8 +1,28 @@
 /**
  * nri-wire/plugin: what a plugin author uses. Handlers are written against v1beta1 types and
- * work with runtimes of either protocol revision.
+ * work with runtimes of either protocol revision. The v1beta1 messages, their schemas and
+ * `create` are re-exported so a plugin needs this one import.
  */
-export { type PluginDialect, type PluginHandlers, type PluginOptions, NriPlugin, eventsOf } from "./plugin-endpoint.js";
-export { type PluginIdentity, checkPluginIndex, checkPluginName, parsePluginId, pluginId, resolveIdentity } from "./identity.js";
+export {
+  type PluginDialect,
+  type PluginHandlers,
+  type MaybePromise,
+  type PluginLog,
+  type PluginMethods,
+  type PluginOptions,
+  type RuntimeInfo,
+  NriPlugin,
+  eventsOf,
+} from "./plugin-endpoint.js";
+export { type IdentitySources, type PluginIdentity, checkPluginIndex, checkPluginName, parsePluginId, pluginId, resolveIdentity } from "./identity.js";
 export { DEFAULT_SOCKET_PATH } from "./socket.js";
+export { NRI_VERSION, eventsKnownBy, inferNriVersion } from "./nri-releases.js";
+export { AdjustmentBuilder } from "./helpers/adjustment.js";
+export { UpdateBuilder, eviction } from "./helpers/update.js";
+export { ResourceSetters } from "./helpers/resources.js";
+export { type Int64Like, type IntegerKind, checkInteger, int32, int64, uint64 } from "./helpers/integers.js";
+export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "./helpers/loose.js";
+export { markForRemoval, markedForRemoval } from "./helpers/removal.js";
 export type { CallContext } from "../ttrpc/server.js";
+export { create } from "@bufbuild/protobuf";
+export * from "../v1beta1.js";

@@ -1,4 +1,8 @@
+import { fstatSync } from "node:fs";
 import { Socket, connect } from "node:net";
+
+/** Listens on a unix socket never wider than its mode (0600 by default); see the ttrpc layer. */
+export { type ListenUnixOptions, listenUnix } from "../ttrpc/listen.js";
 
 /** Where plugins find the runtime unless told otherwise. */
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
@@ -18,12 +22,25 @@ export function connectUnix(path: string): Promise<Socket> {
 
 /**
  * The socket a runtime handed a plugin it launched: NRI_PLUGIN_SOCKET names an inherited file
- * descriptor. Undefined when the variable is not set.
+ * descriptor. Undefined when the variable is not set; an error naming the variable and the fd
+ * when it does not name an open socket.
  */
 export function inheritedSocket(env: NodeJS.ProcessEnv): Socket | undefined {
   const raw = env.NRI_PLUGIN_SOCKET;
   if (raw === undefined || raw === "") return undefined;
   const fd = Number(raw);
-  if (!Number.isSafeInteger(fd) || fd < 0) throw new RangeError(`nri: NRI_PLUGIN_SOCKET=${raw} is not a file descriptor number`);
-  return new Socket({ fd, readable: true, writable: true });
+  if (!/^[0-9]+$/u.test(raw) || !Number.isSafeInteger(fd)) throw new RangeError(`nri: invalid NRI_PLUGIN_SOCKET=${JSON.stringify(raw)}: not a file descriptor number`);
+  let kind: string;
+  try {
+    const st = fstatSync(fd);
+    kind = st.isSocket() ? "socket" : st.isFIFO() ? "pipe" : st.isFile() ? "regular file" : st.isCharacterDevice() ? "character device" : st.isDirectory() ? "directory" : "file of another kind";
+  } catch (e) {
+    throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is not open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+  }
+  if (kind !== "socket") throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is a ${kind}, not a socket`);
+  try {
+    return new Socket({ fd, readable: true, writable: true });
+  } catch (e) {
+    throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd}: ${(e as Error).message}`, { cause: e });
+  }
 }

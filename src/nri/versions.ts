@@ -1,13 +1,20 @@
-/** Protocol packages on the wire. */
-export const V1ALPHA1 = "nri.pkg.api.v1alpha1";
-export const V1BETA1 = "nri.pkg.api.v1beta1";
+/**
+ * @internal Names the runtime endpoint still imports; they are derived from src/translate and
+ * src/nri/nri-releases.
+ */
+import { type Version, packages } from "../translate/index.js";
+
+export { NRI_VERSION } from "./nri-releases.js";
+
+/** @internal */
+export const V1ALPHA1 = packages.v1alpha1;
+/** @internal */
+export const V1BETA1 = packages.v1beta1;
 
 /** Which revision a peer speaks, as told by the package of its calls. */
-export type ApiVersion = "v1alpha1" | "v1beta1";
+export type ApiVersion = Version;
 
-/** The NRI release whose v1alpha1 API nri-wire matches, sent as NRI_version. */
-export const NRI_VERSION = "v0.12.5";
-
-export function serviceName(version: ApiVersion, service: "Plugin" | "Runtime" | "HostFunctions"): string {
-  return `${version === "v1beta1" ? V1BETA1 : V1ALPHA1}.${service}`;
+/** @internal The full name of an NRI service of a revision. */
+export function serviceName(version: Version, service: "Plugin" | "Runtime" | "HostFunctions"): string {
+  return `${packages[version]}.${service}`;
 }

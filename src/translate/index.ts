@@ -20,6 +20,7 @@ export {
   isStateChangeEvent,
   methodEvents,
   podEvents,
+  stateChangeEraMethods,
   stateChangeEventOf,
   stateChangeEvents,
 } from "./state-change-events.js";

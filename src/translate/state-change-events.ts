@@ -1,3 +1,4 @@
+import { Plugin as PluginV1alpha1 } from "../../gen/v1alpha1/api_pb.js";
 import { Event } from "../../gen/v1beta1/api_pb.js";
 
 /**
@@ -50,3 +51,9 @@ export function describeEvent(event: number): string {
   const name = Number.isInteger(event) ? (Event as unknown as Record<number, string | undefined>)[event] : undefined;
   return name === undefined ? `${event}` : `${event} (${name})`;
 }
+
+/**
+ * The Plugin methods a StateChange-era (NRI <= v0.11) plugin serves: every v1alpha1 Plugin method
+ * but the nine dedicated ones it receives as StateChange.
+ */
+export const stateChangeEraMethods: readonly string[] = PluginV1alpha1.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));

@@ -135,6 +135,11 @@ export class Client extends FrameConnection {
     return this.options.maxDataLength;
   }
 
+  /** @internal */
+  get streamHighWater(): number {
+    return this.options.streamHighWater;
+  }
+
   private wakeWriters(): void {
     const w = this.drainWaiters;
     this.drainWaiters = [];
@@ -275,7 +280,7 @@ class StreamCall extends BaseCall {
     this.localClosed = !clientStreaming;
     if (serverStreaming) {
       this.queue = new MessageQueue(
-        32,
+        client.streamHighWater,
         (congested) => this.setHold(congested),
         () => this.abandon(),
       );

@@ -1,5 +1,6 @@
 import type { Duplex } from "node:stream";
-import { ProtocolError } from "./errors.js";
+import { type FrameBudget, processFrameBudget } from "./budget.js";
+import { ClosedError } from "./errors.js";
 import { type Frame, FrameDecoder, MessageType, checkMaxDataLength } from "./frame.js";
 import { FrameWriter } from "./writer.js";
 
@@ -9,12 +10,18 @@ export interface ConnectionOptions {
   maxDataLength?: number;
   /** Inbound messages a stream may queue unread before the connection stops reading. Default 64. */
   streamHighWater?: number;
+  /**
+   * The shared cap on bytes held for frames split across reads; a connection whose frame it
+   * refuses is closed with RpcError RESOURCE_EXHAUSTED. Default `processFrameBudget` (64 MiB).
+   */
+  frameBudget?: FrameBudget;
 }
 
 /** Validated connection options with their defaults. */
 export interface ResolvedConnectionOptions {
   readonly maxDataLength: number;
   readonly streamHighWater: number;
+  readonly frameBudget: FrameBudget;
 }
 
 /** Validates ConnectionOptions in one place. */
@@ -23,7 +30,7 @@ export function resolveConnectionOptions(options: ConnectionOptions = {}): Resol
   if (!Number.isSafeInteger(hw) || hw < 1) {
     throw new RangeError(`ttrpc: streamHighWater ${hw} is not a positive integer`);
   }
-  return { maxDataLength: checkMaxDataLength(options.maxDataLength), streamHighWater: hw };
+  return { maxDataLength: checkMaxDataLength(options.maxDataLength), streamHighWater: hw, frameBudget: options.frameBudget ?? processFrameBudget };
 }
 
 /**
@@ -46,7 +53,7 @@ export abstract class FrameConnection {
     options: ConnectionOptions,
   ) {
     this.options = resolveConnectionOptions(options);
-    this.decoder = new FrameDecoder({ maxDataLength: this.options.maxDataLength });
+    this.decoder = new FrameDecoder({ maxDataLength: this.options.maxDataLength, budget: this.options.frameBudget });
     this.writer = new FrameWriter(socket);
     this.closedPromise = new Promise((resolve) => (this.resolveClosed = resolve));
     socket.on("data", this.onData);
@@ -59,6 +66,11 @@ export abstract class FrameConnection {
   /** Settles with the reason once the connection has ended. */
   get closed(): Promise<Error> {
     return this.closedPromise;
+  }
+
+  /** Bytes held for a frame received in part, counted in the connection's frameBudget. */
+  get partialFrameBytes(): number {
+    return this.decoder.buffered;
   }
 
   /** The reason the connection ended, or undefined while it is open. */
@@ -83,14 +95,16 @@ export abstract class FrameConnection {
     if (this.holds++ === 0) this.socket.pause();
   }
 
+  /** Undoes one hold(); reading resumes when none is left. */
   release(): void {
     if (this.holds > 0 && --this.holds === 0 && this.closeError === undefined) this.socket.resume();
   }
 
   /** Ends the connection with `reason`, destroying the socket. */
-  close(reason: Error = new ProtocolError("ttrpc: connection closed")): void {
+  close(reason: Error = new ClosedError("ttrpc: connection closed")): void {
     if (this.closeError !== undefined) return;
     this.closeError = reason;
+    this.decoder.dispose();
     this.writer.close();
     this.socket.destroy();
     this.onClose(reason);
@@ -111,7 +125,13 @@ export abstract class FrameConnection {
   }
 
   private readonly onData = (chunk: Uint8Array): void => {
-    const frames = this.decoder.decode(chunk);
+    let frames: Frame[];
+    try {
+      frames = this.decoder.decode(chunk);
+    } catch (err) {
+      // Only a partial-frame budget refusal throws here.
+      return this.close(err as Error);
+    }
     for (let i = 0; i < frames.length; i++) {
       if (this.closeError !== undefined) return;
       this.onFrame(frames[i]!);
@@ -132,17 +152,18 @@ export abstract class FrameConnection {
   private readonly onEnd = (): void => {
     try {
       this.decoder.end();
-      this.close(new ProtocolError("ttrpc: connection closed by peer"));
+      this.close(new ClosedError("ttrpc: connection closed by peer"));
     } catch (err) {
       this.close(err as Error);
     }
   };
 
   private readonly onError = (err: Error): void => {
-    this.close(new ProtocolError(`ttrpc: connection error: ${err.message}`, { cause: err }));
+    // A transport that ended in order (a mux trunk closing) says so itself.
+    this.close(err instanceof ClosedError ? err : new ClosedError(`ttrpc: connection error: ${err.message}`, { cause: err }));
   };
 
   private readonly onSocketClose = (): void => {
-    this.close(new ProtocolError("ttrpc: connection closed"));
+    this.close(new ClosedError("ttrpc: connection closed"));
   };
 }

@@ -1,13 +1,21 @@
-import type { StatusDetail, StatusFields } from "./errors.js";
-import {
-  Reader,
-  utf8Length,
-  varint32Size,
-  varint64Size,
-  writeUtf8,
-  writeVarint32,
-  writeVarint64,
-} from "./wire.js";
+import { DecodeError } from "../wire/errors.js";
+import { Reader } from "../wire/reader.js";
+import { utf8Length, writeUtf8 } from "../wire/utf8.js";
+import { int32Size, int64Size, varint32Size, writeInt32, writeInt64, writeVarint32 } from "../wire/writer.js";
+import { ProtocolError, type StatusDetail, type StatusFields } from "./errors.js";
+
+const INT64_MAX = (1n << 63n) - 1n;
+const INT64_MIN = -(1n << 63n);
+
+/**
+ * A timeout as an int64. Past ±2^53 a number is inexact, and int64 max reads back as 2^63, which
+ * as two's complement would wrap to the most negative value: clamp to the int64 range instead.
+ */
+function int64Of(v: number): number | bigint {
+  if (Number.isSafeInteger(v)) return v;
+  const x = BigInt(Math.trunc(v));
+  return x > INT64_MAX ? INT64_MAX : x < INT64_MIN ? INT64_MIN : x;
+}
 
 /** One metadata entry of a request; a key may repeat. */
 export interface KeyValue {
@@ -49,7 +57,7 @@ export class RequestSizes {
     let head = 0;
     if (this.serviceLen > 0) head += 1 + varint32Size(this.serviceLen) + this.serviceLen;
     if (this.methodLen > 0) head += 1 + varint32Size(this.methodLen) + this.methodLen;
-    if (req.timeoutNano !== 0) head += 1 + varint64Size(req.timeoutNano);
+    if (req.timeoutNano !== 0) head += 1 + int64Size(int64Of(req.timeoutNano));
     this.metaLens.length = 0;
     for (const kv of req.metadata) {
       const k = utf8Length(kv.key);
@@ -84,7 +92,7 @@ export function writeRequestHead(buf: Uint8Array, pos: number, req: RequestEnvel
   }
   if (req.timeoutNano !== 0) {
     buf[pos++] = 0x20;
-    pos = writeVarint64(buf, pos, req.timeoutNano);
+    pos = writeInt64(buf, pos, int64Of(req.timeoutNano));
   }
   let i = 0;
   for (const kv of req.metadata) {
@@ -121,56 +129,67 @@ export function encodeRequest(req: RequestEnvelope): Uint8Array {
   return out;
 }
 
+/**
+ * Runs `decode` over a reader of `data[start, end)`; malformed bytes are a ProtocolError naming
+ * the envelope, the problem and its offset.
+ */
+function read<T>(what: string, data: Uint8Array, start: number, end: number, decode: (r: Reader) => T): T {
+  try {
+    return decode(new Reader(data, start, end));
+  } catch (e) {
+    if (e instanceof DecodeError) throw new ProtocolError(`ttrpc: invalid ${what}: ${e.reason} at offset ${e.offset}`, { cause: e });
+    throw e;
+  }
+}
+
 /** Decodes a Request from `data[start, end)`; throws ProtocolError naming what is wrong. */
 export function decodeRequest(data: Uint8Array, start = 0, end = data.length): RequestEnvelope {
-  const r = new Reader(data, "request", start, end);
+  return read("request", data, start, end, readRequest);
+}
+
+function readRequest(r: Reader): RequestEnvelope {
   let service = "";
   let method = "";
   let payload = EMPTY;
   let timeoutNano = 0;
   let metadata: KeyValue[] | undefined;
-  while (!r.done) {
-    const tag = r.uint32();
-    switch (tag >>> 3) {
-      case 1:
-        if (r.expect(tag, 2)) service = r.string();
+  while (r.pos < r.end) {
+    // Known fields of another wire type are skipped as unknown ones, as protobuf-go does.
+    const tag = r.tag();
+    switch (tag) {
+      case 0x0a:
+        service = r.string();
         break;
-      case 2:
-        if (r.expect(tag, 2)) method = r.string();
+      case 0x12:
+        method = r.string();
         break;
-      case 3:
-        if (r.expect(tag, 2)) payload = r.bytes();
+      case 0x1a:
+        payload = r.bytes();
         break;
-      case 4:
-        if (r.expect(tag, 0)) timeoutNano = r.int64();
+      case 0x20:
+        timeoutNano = r.int64Number();
         break;
-      case 5: {
-        if (r.expect(tag, 2)) (metadata ??= []).push(decodeKeyValue(r.bytes()));
+      case 0x2a: {
+        const outer = r.enter();
+        (metadata ??= []).push(readKeyValue(r));
+        r.leave(outer);
         break;
       }
-      case 0:
-        r.fail("field number 0");
-        break;
       default:
-        r.skip(tag & 7, tag >>> 3);
+        r.skip(tag);
     }
   }
   return { service, method, payload, timeoutNano, metadata: metadata ?? NO_METADATA };
 }
 
-function decodeKeyValue(data: Uint8Array): KeyValue {
-  const r = new Reader(data, "request metadata");
+function readKeyValue(r: Reader): KeyValue {
   let key = "";
   let value = "";
-  while (!r.done) {
-    const tag = r.uint32();
-    const field = tag >>> 3;
-    if (field === 1) {
-      if (r.expect(tag, 2)) key = r.string();
-    } else if (field === 2) {
-      if (r.expect(tag, 2)) value = r.string();
-    } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7, tag >>> 3);
+  while (r.pos < r.end) {
+    const tag = r.tag();
+    if (tag === 0x0a) key = r.string();
+    else if (tag === 0x12) value = r.string();
+    else r.skip(tag);
   }
   return { key, value };
 }
@@ -189,7 +208,7 @@ export class ResponseSizes {
     this.detailLens.length = 0;
     if (status !== undefined) {
       let s = 0;
-      if (status.code !== 0) s += 1 + varint64Size(status.code);
+      if (status.code !== 0) s += 1 + int32Size(status.code);
       this.messageLen = utf8Length(status.message);
       if (this.messageLen > 0) s += 1 + varint32Size(this.messageLen) + this.messageLen;
       for (const d of status.details) {
@@ -222,7 +241,7 @@ export function writeResponseHead(
     pos = writeVarint32(buf, pos, sizes.statusLen);
     if (status.code !== 0) {
       buf[pos++] = 0x08;
-      pos = writeVarint64(buf, pos, status.code);
+      pos = writeInt32(buf, pos, status.code);
     }
     if (sizes.messageLen > 0) {
       buf[pos++] = 0x12;
@@ -267,56 +286,50 @@ export function encodeResponse(status: StatusFields | undefined, payload: Uint8A
 
 /** Decodes a Response from `data[start, end)`; throws ProtocolError naming what is wrong. */
 export function decodeResponse(data: Uint8Array, start = 0, end = data.length): ResponseEnvelope {
-  const r = new Reader(data, "response", start, end);
+  return read("response", data, start, end, readResponse);
+}
+
+function readResponse(r: Reader): ResponseEnvelope {
   let status: StatusFields | undefined;
   let payload = EMPTY;
-  while (!r.done) {
-    const tag = r.uint32();
-    const field = tag >>> 3;
-    if (field === 1) {
-      if (r.expect(tag, 2)) status = decodeStatus(r.bytes(), status);
-    } else if (field === 2) {
-      if (r.expect(tag, 2)) payload = r.bytes();
-    } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7, tag >>> 3);
+  while (r.pos < r.end) {
+    const tag = r.tag();
+    if (tag === 0x0a) {
+      const outer = r.enter();
+      status = readStatus(r, status);
+      r.leave(outer);
+    } else if (tag === 0x12) payload = r.bytes();
+    else r.skip(tag);
   }
   return { status, payload };
 }
 
-/** Decodes a google.rpc.Status, merging into `prev` as protobuf does for a repeated message field. */
-function decodeStatus(data: Uint8Array, prev: StatusFields | undefined): StatusFields {
-  const r = new Reader(data, "response status");
+/** Reads a google.rpc.Status, merging into `prev` as protobuf does for a repeated message field. */
+function readStatus(r: Reader, prev: StatusFields | undefined): StatusFields {
   let code = prev?.code ?? 0;
   let message = prev?.message ?? "";
   const details: StatusDetail[] = prev === undefined ? [] : [...prev.details];
-  while (!r.done) {
-    const tag = r.uint32();
-    const field = tag >>> 3;
-    if (field === 1) {
-      if (r.expect(tag, 0)) code = r.int32();
-    } else if (field === 2) {
-      if (r.expect(tag, 2)) message = r.string();
-    } else if (field === 3) {
-      if (r.expect(tag, 2)) details.push(decodeAny(r.bytes()));
-    } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7, tag >>> 3);
+  while (r.pos < r.end) {
+    const tag = r.tag();
+    if (tag === 0x08) code = r.int32();
+    else if (tag === 0x12) message = r.string();
+    else if (tag === 0x1a) {
+      const outer = r.enter();
+      details.push(readAny(r));
+      r.leave(outer);
+    } else r.skip(tag);
   }
   return { code, message, details };
 }
 
-function decodeAny(data: Uint8Array): StatusDetail {
-  const r = new Reader(data, "status detail");
+function readAny(r: Reader): StatusDetail {
   let typeUrl = "";
   let value = EMPTY;
-  while (!r.done) {
-    const tag = r.uint32();
-    const field = tag >>> 3;
-    if (field === 1) {
-      if (r.expect(tag, 2)) typeUrl = r.string();
-    } else if (field === 2) {
-      if (r.expect(tag, 2)) value = r.bytes();
-    } else if (field === 0) r.fail("field number 0");
-    else r.skip(tag & 7, tag >>> 3);
+  while (r.pos < r.end) {
+    const tag = r.tag();
+    if (tag === 0x0a) typeUrl = r.string();
+    else if (tag === 0x12) value = r.bytes();
+    else r.skip(tag);
   }
   return { typeUrl, value };
 }

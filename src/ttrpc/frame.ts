@@ -1,4 +1,6 @@
-import { ProtocolError } from "./errors.js";
+import type { FrameBudget } from "./budget.js";
+import { ProtocolError, RpcError } from "./errors.js";
+import { Code } from "./status.js";
 
 /** Bytes in a ttrpc frame header: length (u32 BE), stream id (u32 BE), type (u8), flags (u8). */
 export const HEADER_LENGTH = 10;
@@ -13,6 +15,13 @@ export const MessageType = { Request: 1, Response: 2, Data: 3 } as const;
 export const Flag = { RemoteClosed: 0x1, RemoteOpen: 0x2, NoData: 0x4 } as const;
 
 const EMPTY: Uint8Array = new Uint8Array(0);
+
+/**
+ * Bytes first set aside for a frame split across reads. More is added as its bytes arrive
+ * (doubling), so a peer that announces a large frame and stalls costs at most this much, never
+ * the announced size.
+ */
+export const FIRST_BODY_CAPACITY = 256 << 10;
 
 /**
  * One decoded frame. Its data is `length` bytes of `bytes` from `offset`: the chunk it arrived
@@ -46,6 +55,11 @@ export class Frame {
 export interface FrameDecoderOptions {
   /** Largest frame data accepted; larger frames are reported and skipped. Default 4 MiB. */
   maxDataLength?: number;
+  /**
+   * Shared count of bytes held for frames split across reads. When it refuses a reservation,
+   * decode() throws RpcError RESOURCE_EXHAUSTED and the decoder stays failed. Default: none.
+   */
+  budget?: FrameBudget;
 }
 
 /** Validates a data-length limit option, shared by every layer that takes one. */
@@ -61,22 +75,32 @@ export function checkMaxDataLength(value: number | undefined): number {
  * Push decoder for ttrpc frames: feed it socket chunks of any size, in order, and it returns
  * the frames each chunk completes. It never concatenates chunks: a frame inside one chunk is
  * handed out as a view, and only a frame split across chunks is copied, once, into a buffer of
- * its announced size (checked against the limit before any byte is buffered).
+ * a buffer that grows with its bytes up to its announced size (checked against the limit before
+ * any byte is buffered).
+ *
+ * Bytes never make decode() throw: an oversized frame is reported and skipped. Only a budget
+ * refusal does (RpcError RESOURCE_EXHAUSTED), after which the decoder is failed for good: every
+ * later decode() and end() throws the same error.
  */
 export class FrameDecoder {
   readonly maxDataLength: number;
+  private readonly budget: FrameBudget | undefined;
   private readonly header = new Uint8Array(HEADER_LENGTH);
   private headerFill = 0;
   private body: Uint8Array | null = null;
+  private bodyLength = 0;
   private bodyFill = 0;
+  private reserved = 0;
   private skipLeft = 0;
   private streamId = 0;
   private type = 0;
   private flags = 0;
+  private failure: RpcError | undefined;
   private readonly out: Frame[] = [];
 
   constructor(options: FrameDecoderOptions = {}) {
     this.maxDataLength = checkMaxDataLength(options.maxDataLength);
+    this.budget = options.budget;
   }
 
   /** Whether the decoder sits between frames (nothing partial buffered or being skipped). */
@@ -84,11 +108,53 @@ export class FrameDecoder {
     return this.headerFill === 0 && this.body === null && this.skipLeft === 0;
   }
 
+  /** Bytes set aside for the frame being received across reads (0 between frames). */
+  get buffered(): number {
+    return this.body === null ? 0 : this.body.length;
+  }
+
+  /** Drops a partial frame and gives its bytes back to the budget; call when the input is abandoned. */
+  dispose(): void {
+    this.body = null;
+    this.giveBack();
+  }
+
+  private giveBack(): void {
+    if (this.reserved > 0) {
+      this.budget?.release(this.reserved);
+      this.reserved = 0;
+    }
+  }
+
+  /** Makes room for `need` bytes of the partial frame, doubling, within the budget. */
+  private grow(need: number): Uint8Array {
+    const old = this.body!;
+    const size = Math.min(this.bodyLength, Math.max(need, FIRST_BODY_CAPACITY, old.length * 2));
+    const more = size - old.length;
+    const budget = this.budget;
+    if (budget !== undefined) {
+      if (!budget.reserve(more)) {
+        this.failure = new RpcError(
+          Code.RESOURCE_EXHAUSTED,
+          `ttrpc: partial-frame limit of ${budget.limit} bytes reached: ${budget.used} held, stream ${this.streamId} wants ${more} more for its frame of ${this.bodyLength} bytes`,
+        );
+        this.dispose();
+        throw this.failure;
+      }
+      this.reserved += more;
+    }
+    const body = new Uint8Array(size);
+    if (this.bodyFill > 0) body.set(old.subarray(0, this.bodyFill));
+    this.body = body;
+    return body;
+  }
+
   /**
    * The frames completed by `chunk`, in order. The returned array is reused by the next call
    * (the frames themselves are not): consume it before decoding more.
    */
   decode(input: Uint8Array): Frame[] {
+    if (this.failure !== undefined) throw this.failure;
     const frames = this.out;
     let count = 0;
     // Views of a plain Uint8Array are cheaper to make than views of a Node Buffer.
@@ -103,14 +169,16 @@ export class FrameDecoder {
         continue;
       }
       if (this.body !== null) {
-        const body = this.body;
-        const k = Math.min(body.length - this.bodyFill, n - off);
+        const k = Math.min(this.bodyLength - this.bodyFill, n - off);
+        let body = this.body;
+        if (this.bodyFill + k > body.length) body = this.grow(this.bodyFill + k);
         body.set(chunk.subarray(off, off + k), this.bodyFill);
         this.bodyFill += k;
         off += k;
-        if (this.bodyFill === body.length) {
-          frames[count++] = new Frame(this.streamId, this.type, this.flags, body, 0, body.length, 0);
+        if (this.bodyFill === this.bodyLength) {
+          frames[count++] = new Frame(this.streamId, this.type, this.flags, body, 0, this.bodyLength, 0);
           this.body = null;
+          this.giveBack();
         }
         continue;
       }
@@ -141,7 +209,8 @@ export class FrameDecoder {
         frames[count++] = new Frame(this.streamId, this.type, this.flags, chunk, off, length, 0);
         off += length;
       } else {
-        this.body = new Uint8Array(length);
+        this.body = EMPTY;
+        this.bodyLength = length;
         this.bodyFill = 0;
       }
     }
@@ -152,12 +221,13 @@ export class FrameDecoder {
 
   /** Call at end of input: throws ProtocolError if a frame was cut short. */
   end(): void {
+    if (this.failure !== undefined) throw this.failure;
     if (this.headerFill > 0) {
       throw new ProtocolError(`ttrpc: truncated frame: input ended after ${this.headerFill} of ${HEADER_LENGTH} header bytes`);
     }
     if (this.body !== null) {
       throw new ProtocolError(
-        `ttrpc: truncated frame: input ended after ${this.bodyFill} of ${this.body.length} data bytes of stream ${this.streamId}`,
+        `ttrpc: truncated frame: input ended after ${this.bodyFill} of ${this.bodyLength} data bytes of stream ${this.streamId}`,
       );
     }
     if (this.skipLeft > 0) {

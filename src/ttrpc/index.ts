@@ -14,7 +14,8 @@ export {
   encodeRequest,
   encodeResponse,
 } from "./envelope.js";
-export { ProtocolError, RpcError, type StatusDetail, type StatusFields } from "./errors.js";
+export { ClosedError, ProtocolError, RpcError, type StatusDetail, type StatusFields } from "./errors.js";
+export { DEFAULT_PARTIAL_FRAME_LIMIT, FrameBudget, processFrameBudget } from "./budget.js";
 export {
   DEFAULT_MAX_DATA_LENGTH,
   Flag,
@@ -25,6 +26,7 @@ export {
   MessageType,
   encodeFrame,
 } from "./frame.js";
+export { type ListenUnixOptions, listenUnix } from "./listen.js";
 export { type MetadataInit, groupMetadata, toKeyValues } from "./metadata.js";
 export {
   type BidiStreamingHandler,

@@ -1,11 +1,11 @@
-import { type Server as NetServer, type Socket, createServer } from "node:net";
-import { unlink } from "node:fs/promises";
+import type { Server as NetServer, Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { oversizeMessage } from "./client.js";
 import { type ConnectionOptions, FrameConnection, resolveConnectionOptions } from "./connection.js";
 import { type KeyValue, type RequestEnvelope, ResponseSizes, decodeRequest, writeResponseHead } from "./envelope.js";
-import { ProtocolError, RpcError, type StatusFields } from "./errors.js";
+import { ClosedError, RpcError, type StatusFields } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
+import { type ListenUnixOptions, listenUnix } from "./listen.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
@@ -24,9 +24,13 @@ export interface CallContext {
   readonly signal: AbortSignal;
 }
 
+/** A unary method: one request, one response. */
 export type UnaryHandler = (request: Uint8Array, ctx: CallContext) => Uint8Array | Promise<Uint8Array>;
+/** A server-streaming method: one request, any number of responses. */
 export type ServerStreamingHandler = (request: Uint8Array, ctx: CallContext) => AsyncIterable<Uint8Array>;
+/** A client-streaming method: any number of requests, one response once the client closes its side. */
 export type ClientStreamingHandler = (requests: AsyncIterable<Uint8Array>, ctx: CallContext) => Promise<Uint8Array>;
+/** A bidirectional-streaming method: requests and responses in both directions at once. */
 export type BidiStreamingHandler = (requests: AsyncIterable<Uint8Array>, ctx: CallContext) => AsyncIterable<Uint8Array>;
 
 /** A raw method: its shape and handler. */
@@ -85,20 +89,13 @@ export class Server {
     return conn;
   }
 
-  /** Listens on a unix socket path (a stale socket file is replaced); resolves once listening. */
-  async listen(path: string): Promise<NetServer> {
-    await unlink(path).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== "ENOENT") throw e;
-    });
-    const srv = createServer((socket: Socket) => this.serve(socket));
+  /**
+   * Listens on a unix socket path with listenUnix (mode 0600 unless told otherwise, never wider
+   * for a moment; a stale socket file is replaced); resolves once listening.
+   */
+  async listen(path: string, options?: ListenUnixOptions): Promise<NetServer> {
+    const srv = await listenUnix(path, (socket: Socket) => this.serve(socket), options);
     this.listeners.add(srv);
-    await new Promise<void>((resolve, reject) => {
-      srv.once("error", reject);
-      srv.listen(path, () => {
-        srv.off("error", reject);
-        resolve();
-      });
-    });
     return srv;
   }
 
@@ -116,11 +113,11 @@ export class Server {
     const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
     await Promise.race([Promise.all(all.map((c) => c.closed)), timedOut]);
     clearTimeout(timer);
-    this.close(new ProtocolError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`));
+    this.close(new ClosedError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`));
   }
 
   /** Abrupt close: every connection ends now and every handler's signal is aborted. */
-  close(reason: Error = new ProtocolError("ttrpc: server closed")): void {
+  close(reason: Error = new ClosedError("ttrpc: server closed")): void {
     this.shuttingDown = true;
     for (const l of this.listeners) l.close();
     this.listeners.clear();

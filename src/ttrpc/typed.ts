@@ -1,13 +1,6 @@
-import {
-  type DescMessage,
-  type DescMethod,
-  type MessageInitShape,
-  type MessageShape,
-  create,
-  fromBinary,
-  toBinary,
-} from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import { encodeInit, fromBinary } from "../wire/codec.js";
 import type { CallOptions } from "./client.js";
 import { RpcError } from "./errors.js";
 import type { CallContext, RawMethod, Server } from "./server.js";
@@ -50,9 +43,13 @@ export type ServiceImpl<M extends GenServiceMethods> = {
  * translating layer, a test double). Streaming methods are needed only by streaming calls.
  */
 export interface Transport {
+  /** A unary call. */
   call(service: string, method: string, payload: Uint8Array, options?: CallOptions): Promise<Uint8Array>;
+  /** A server-streaming call. */
   serverStream?(service: string, method: string, payload: Uint8Array, options?: CallOptions): AsyncIterable<Uint8Array>;
+  /** A client-streaming call. */
   clientStream?(service: string, method: string, input: AsyncIterable<Uint8Array>, options?: CallOptions): Promise<Uint8Array>;
+  /** A bidirectional-streaming call. */
   bidiStream?(service: string, method: string, input: AsyncIterable<Uint8Array>, options?: CallOptions): AsyncIterable<Uint8Array>;
 }
 
@@ -68,15 +65,20 @@ export interface ServiceNameOptions {
   serviceName?: string;
 }
 
+/*
+ * Messages go through the codec registry (src/wire/codec.ts): the generated codec of a schema
+ * when its module has been imported, the reflective one otherwise. Bytes that do not decode are
+ * INVALID_ARGUMENT with the DecodeError's text, which names the message and field.
+ */
 function encodeMessage(schema: DescMessage, init: unknown): Uint8Array {
-  return toBinary(schema, create(schema, init as MessageInitShape<DescMessage>));
+  return encodeInit(schema, init as MessageInitShape<DescMessage>);
 }
 
 function decodeMessage(schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
   try {
     return fromBinary(schema, bytes);
   } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schema.typeName}: ${(e as Error).message}`, { cause: e });
+    throw new RpcError(Code.INVALID_ARGUMENT, (e as Error).message, { cause: e });
   }
 }
 

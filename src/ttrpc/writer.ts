@@ -2,6 +2,7 @@ import type { Writable } from "node:stream";
 import { HEADER_LENGTH, writeHeader } from "./frame.js";
 
 const STAGING_SIZE = 64 * 1024;
+const NO_STAGING: Uint8Array = Buffer.alloc(0);
 /** Payloads at least this big are written as their own part instead of being copied. */
 export const ZERO_COPY_THRESHOLD = 32 * 1024;
 /** Staged bytes past which a flush happens at once rather than at the end of the event-loop turn. */
@@ -104,6 +105,9 @@ export class FrameWriter {
   close(): void {
     this.closed = true;
     this.drop();
+    // A closed connection may be referenced for long (its `closed` reason): keep no staging buffer.
+    this.buf = NO_STAGING;
+    this.start = this.pos = 0;
   }
 
   private drop(): void {

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { ScalarType, create } from "@bufbuild/protobuf";
 import type { DescField, DescFile, DescMessage, DescEnum, Message, MessageShape } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
+import { isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { concat } from "../support/bytes.js";
 
 /**
@@ -193,6 +194,8 @@ class Builder {
       case "enum":
         return enumValue(field.enum);
       case "message":
+        // protobuf-es holds a singular wrapper (google.protobuf.StringValue, ...) as its scalar.
+        if (field.oneof === undefined && isWrapperDesc(field.message)) return scalarValue(field.message.fields[0]!.scalar);
         return depth > 0 ? this.message(field.message, depth - 1) : undefined;
       default:
         throw new Error(`test: ${field.toString()} is not singular`);

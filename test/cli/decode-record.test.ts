@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runDecode } from "../../src/cli/decode.js";
+import { COMMANDS } from "../../src/cli/commands.js";
+import { decodeCaptures } from "../../src/cli/decode.js";
+import { main } from "../../src/cli/main.js";
 import { decodeCapture, readCapture } from "../../src/nri/capture-file.js";
 import type { SessionRecord } from "../../src/nri/session-decoder.js";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
@@ -17,7 +19,7 @@ describe("nri-wire decode", () => {
 
   it("prints one JSON line per message, each the decoded record with its session, and exits 0", () => {
     const lines: string[] = [];
-    expect(runDecode([indexPath(session)], (l) => lines.push(l))).toBe(0);
+    expect(decodeCaptures([indexPath(session)], false, (l) => lines.push(l))).toBe(0);
     const want = decodeCapture(readCapture(indexPath(session))).map((r) => ({ session, ...r }));
     expect(lines.map((l) => JSON.parse(l) as unknown)).toEqual(JSON.parse(JSON.stringify(want)));
     expect(lines).toHaveLength(loadGolden(session).messages.length);
@@ -25,7 +27,7 @@ describe("nri-wire decode", () => {
 
   it("--pretty: a heading per message with side, conn, stream, call, era, status, then the payload", () => {
     const lines: string[] = [];
-    runDecode(["--pretty", indexPath(session)], (l) => lines.push(l));
+    decodeCaptures([indexPath(session)], true, (l) => lines.push(l));
     const heads = lines.map((l) => l.split("\n")[0]!);
     expect(heads[6]).toBe(`     2.928 ms  ${session}  runtime → plugin  @961  conn 1 stream 5  request   Plugin.RunPodSandbox  [v1alpha1 dedicated]  timeout 2000 ms`);
     expect(lines[7]).toBe(
@@ -42,7 +44,7 @@ describe("nri-wire decode", () => {
     r2p[953] = 0x7f;
     writeFileSync(join(dir, `${session}.r2p.bin`), r2p);
     const lines: string[] = [];
-    expect(runDecode([join(dir, `${session}.index.json`)], (l) => lines.push(l))).toBe(1);
+    expect(decodeCaptures([join(dir, `${session}.index.json`)], false, (l) => lines.push(l))).toBe(1);
     const records = lines.map((l) => JSON.parse(l) as SessionRecord);
     expect(records.filter((r) => r.error !== undefined && r.type === undefined)).toEqual([
       expect.objectContaining({ dir: "r2p", offset: 953, error: "mux: invalid frame header at offset 953: conn id 2130706433 is not 1 or 2: skipped 362 bytes to the next frame at offset 1315" }),
@@ -50,9 +52,13 @@ describe("nri-wire decode", () => {
     expect(records.at(-1)).toMatchObject({ method: "StateChange", translatesTo: "RemovePodSandbox", type: "response" });
   });
 
-  it("refuses to run without a capture, and names a missing file", () => {
-    expect(() => runDecode([])).toThrow("nri-wire: decode needs a capture index file\nusage: nri-wire decode [--pretty] CAPTURE.index.json...");
-    expect(() => runDecode(["/nonexistent/x.index.json"])).toThrow(/^capture: cannot read \/nonexistent\/x\.index\.json: ENOENT/);
+  it("refuses to run without a capture (usage, exit 2), and names a missing file (exit 1)", async () => {
+    const err: string[] = [];
+    expect(await main(["decode"], COMMANDS, () => undefined, (l) => err.push(l))).toBe(2);
+    expect(err).toEqual(["nri-wire decode: give at least one capture index file\nusage: nri-wire decode [--pretty] CAPTURE.index.json..."]);
+    err.length = 0;
+    expect(await main(["decode", "/nonexistent/x.index.json"], COMMANDS, () => undefined, (l) => err.push(l))).toBe(1);
+    expect(err[0]).toMatch(/^capture: cannot read \/nonexistent\/x\.index\.json: ENOENT/u);
   });
 });
 
@@ -87,7 +93,7 @@ describe("nri-wire record", () => {
     expect(await rec.exited, rec.stderr()).toBe(0);
     expect(rec.stderr()).toMatch(/^record: demo: wrote .*\/demo\.index\.json \(\d+ bytes plugin → runtime, \d+ bytes runtime → plugin\)$/mu);
     const after: string[] = [];
-    expect(runDecode([join(dir, "demo.index.json")], (l) => after.push(l))).toBe(0);
+    expect(decodeCaptures([join(dir, "demo.index.json")], false, (l) => after.push(l))).toBe(0);
     expect(rec.lines).toEqual(after);
     const calls = after.map((l) => JSON.parse(l) as SessionRecord).filter((r) => r.type === "request" && r.conn === 1);
     expect(calls.map((r) => [r.method, r.revision])).toContainEqual(["PostUpdatePodSandbox", "v1alpha1"]);

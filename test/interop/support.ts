@@ -1,6 +1,4 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 
@@ -37,10 +35,7 @@ export function goBuild(dir: string, name: string, flags: readonly string[] = []
   return out;
 }
 
-/** A fresh directory for sockets (paths stay short: unix socket paths are limited to 108 bytes). */
-export function socketDir(): string {
-  return mkdtempSync(join(tmpdir(), "nriw-"));
-}
+export { socketDir } from "../support/socket.js";
 
 /** The command that runs a TypeScript entry point of this repository. */
 export function tsCommand(script: string): [string, string[]] {

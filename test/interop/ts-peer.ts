@@ -30,6 +30,8 @@ import {
   encodeFrame,
   encodeRequest,
 } from "../../src/ttrpc/index.js";
+import { hex } from "../support/bytes.js";
+import { sleep } from "../support/wait.js";
 
 const SERVICE = "ttrpc.peer.v1.Peer";
 const MAX_COUNT = 100000;
@@ -56,9 +58,6 @@ function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 /** Go's flag package conventions: `-name value`, `--name value`, `-name=value`, `--name=value`. */
 function parseFlags(args: readonly string[], names: readonly string[]): Map<string, string> | string {
@@ -580,9 +579,6 @@ function wireString(w: WireResponse): string {
   return `${st} payload=${w.payload.length} bytes`;
 }
 
-function hex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.length).toString("hex");
-}
 
 function wantFrameStatus(f: RawFrame, sid: number, code: number, msg: string, msgPrefix: boolean): [boolean, string] {
   if (f.type !== MessageType.Response || f.streamId !== sid) {

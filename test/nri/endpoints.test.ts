@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
-import { readFileSync, mkdtempSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Mux } from "../../src/mux/mux.js";
@@ -11,15 +10,12 @@ import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { decodeRequest, decodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
+import { socketPath } from "../support/socket.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
   for (const f of cleanup.splice(0)) f();
 });
-
-function socketPath(): string {
-  return join(mkdtempSync(join(tmpdir(), "nriw-e-")), "nri.sock");
-}
 
 async function startRuntime(extra: Partial<RuntimeOptions> = {}): Promise<NriRuntime> {
   const path = socketPath();

@@ -20,6 +20,7 @@ import { KeyValueSchema, RequestSchema, file_ttrpc_request } from "../../gen/ttr
 import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
 import { allMessages, arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
+import { hex } from "../support/bytes.js";
 
 /**
  * Every message type of both NRI revisions and of the ttrpc envelope, through protobuf-es:
@@ -43,7 +44,6 @@ const registry = createRegistry(...files);
 
 console.log(`roundtrip: ${schemas.length} message types property-tested (${RUNS} runs per property)`);
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
   const out = new Uint8Array(a.length + b.length);

@@ -6,6 +6,7 @@ import { reflect } from "@bufbuild/protobuf/reflect";
 import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
 import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
 import { RequestSchema, ResponseSchema } from "../../gen/ttrpc/request_pb.js";
+import { hex } from "../support/bytes.js";
 
 /**
  * The recorded sessions between the Go reference runtime and plugins (containerd/nri v0.12.2,
@@ -53,7 +54,6 @@ const sessions: Session[] = readdirSync(dir)
 const alphaTypes = createRegistry(file_v1alpha1_api);
 const betaTypes = createRegistry(file_v1beta1_api);
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "hex"));
 
 function schemaOf(typeName: string): DescMessage {

@@ -23,3 +23,8 @@ export function split(bytes: Uint8Array, cuts: readonly number[]): Uint8Array[] 
   out.push(bytes.subarray(prev));
   return out;
 }
+
+/** Lower-case hex of the bytes (a view's own range only). */
+export function hex(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("hex");
+}

@@ -7,8 +7,8 @@ import { type Dialect, TranslateError, toV1alpha1, toV1beta1 } from "../../src/t
 import { arbitraryMessage } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
 import { NINE, refFromStateChange, refMethod, refToStateChange } from "./reference.js";
+import { hex } from "../support/bytes.js";
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 const A = "nri.pkg.api.v1alpha1";
 const B = "nri.pkg.api.v1beta1";
 const dialects: readonly Dialect[] = ["dedicated", "state-change"];

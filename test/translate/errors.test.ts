@@ -67,11 +67,11 @@ describe("TranslateError", () => {
 describe("malformed top-level bytes", () => {
   const p = "translate: invalid StateChangeEvent: ";
   it("varints", () => {
-    expect(sc(0x08)).toBe(`${p}truncated varint at offset 1`);
+    expect(sc(0x08)).toBe(`${p}field 1 at offset 0: truncated varint`);
     expect(sc(0x80)).toBe(`${p}truncated varint at offset 0`);
-    expect(sc(0x08, 1, 0x12)).toBe(`${p}truncated varint at offset 3`);
-    expect(sc(0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02)).toBe(`${p}varint overflows 64 bits at offset 1`);
-    expect(sc(0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x00)).toBe(`${p}varint overflows 64 bits at offset 1`);
+    expect(sc(0x08, 1, 0x12)).toBe(`${p}field 2 at offset 2: truncated varint`);
+    expect(sc(0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02)).toBe(`${p}field 1 at offset 0: varint overflows 64 bits`);
+    expect(sc(0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x81, 0x00)).toBe(`${p}field 1 at offset 0: varint overflows 64 bits`);
   });
 
   it("tags", () => {
@@ -83,16 +83,16 @@ describe("malformed top-level bytes", () => {
   });
 
   it("values past the end", () => {
-    expect(sc(0x08, 1, 0x12, 0x05, 0x00)).toBe(`${p}field 2 at offset 2: length 5 past the end of 5 bytes`);
-    expect(sc(0x21, 1, 2, 3)).toBe(`${p}field 4 at offset 0: fixed64 past the end of 4 bytes`);
-    expect(sc(0x25, 1)).toBe(`${p}field 4 at offset 0: fixed32 past the end of 2 bytes`);
+    expect(sc(0x08, 1, 0x12, 0x05, 0x00)).toBe(`${p}field 2 at offset 2: length 5 exceeds remaining 1`);
+    expect(sc(0x21, 1, 2, 3)).toBe(`${p}field 4 at offset 0: fixed64 exceeds remaining 3`);
+    expect(sc(0x25, 1)).toBe(`${p}field 4 at offset 0: fixed32 exceeds remaining 1`);
   });
 
   it("groups", () => {
-    expect(sc(0x23, 0x08, 0x01)).toBe(`${p}field 4 at offset 0: unterminated group`);
-    expect(sc(0x23, 0x2c)).toBe(`${p}field 4 at offset 0: end-group 5 at offset 1 closes group 4`);
-    expect(sc(0x23, 0x2b, 0x24)).toBe(`${p}field 4 at offset 0: end-group 4 at offset 2 closes group 5`);
-    expect(sc(0x23, 0x32, 0x09, 0x00)).toBe(`${p}field 6 at offset 1: length 9 past the end of 4 bytes`);
+    expect(sc(0x23, 0x08, 0x01)).toBe(`${p}field 4 at offset 0: unterminated group 4`);
+    expect(sc(0x23, 0x2c)).toBe(`${p}field 4 at offset 0: end-group 5 closes group 4`);
+    expect(sc(0x23, 0x2b, 0x24)).toBe(`${p}field 4 at offset 0: end-group 4 closes group 5`);
+    expect(sc(0x23, 0x32, 0x09, 0x00)).toBe(`${p}field 4 at offset 0: length 9 exceeds remaining 1`);
   });
 
   it("declared fields with the wrong wire type", () => {
@@ -103,8 +103,8 @@ describe("malformed top-level bytes", () => {
 
   it("name the dedicated request in the other direction", () => {
     const ds = (event: number, ...bytes: number[]) => caught(() => toStateChange(event as Event, Uint8Array.from(bytes))).rawMessage;
-    expect(ds(1, 0x0a, 0x05)).toBe("translate: invalid RunPodSandboxRequest: field 1 at offset 0: length 5 past the end of 2 bytes");
+    expect(ds(1, 0x0a, 0x05)).toBe("translate: invalid RunPodSandboxRequest: field 1 at offset 0: length 5 exceeds remaining 0");
     expect(ds(9, 0x0a, 0x00, 0x10, 0x00)).toBe("translate: invalid PostUpdateContainerRequest: field 2 at offset 2: wire type 0, want 2");
-    expect(ds(13, 0x0a)).toBe("translate: invalid PostUpdatePodSandboxRequest: truncated varint at offset 1");
+    expect(ds(13, 0x0a)).toBe("translate: invalid PostUpdatePodSandboxRequest: field 1 at offset 0: truncated varint");
   });
 });

@@ -14,8 +14,8 @@ import {
 } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
 import { NINE, POD_ONLY, betaRequestSchema, refFromStateChange, refMethod, refToStateChange } from "./reference.js";
+import { hex } from "../support/bytes.js";
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 
 /** An event's request: arbitrary message of its v1beta1 dedicated request schema, encoded. */
 const dedicatedArb: fc.Arbitrary<{ event: number; bytes: Uint8Array }> = fc.oneof(

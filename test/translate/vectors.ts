@@ -22,4 +22,4 @@ export function loadSession(name: string): RecordedMessage[] {
 }
 
 export const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "hex"));
-export const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
+export { hex } from "../support/bytes.js";

@@ -142,23 +142,36 @@ describe("ttrpc envelope against the generated reference types", () => {
 
   it("names what is wrong with a malformed envelope", () => {
     expect(() => decodeRequest(Uint8Array.of(0x0a, 0x05, 0x61))).toThrow(
-      new ProtocolError("ttrpc: invalid request: length 5 past the end of 3 bytes at offset 2"),
+      new ProtocolError("ttrpc: invalid request: length 5 exceeds remaining 1 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x0a, 0x02, 0xc3, 0x28))).toThrow(
-      new ProtocolError("ttrpc: invalid request: invalid UTF-8 in string at offset 2"),
+      new ProtocolError("ttrpc: invalid request: invalid UTF-8 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x0b, 0x10, 0x01))).toThrow(
-      new ProtocolError("ttrpc: invalid request: unterminated group 1 at offset 3"),
+      new ProtocolError("ttrpc: invalid request: unterminated group 1 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0x0b, 0x14))).toThrow(
-      new ProtocolError("ttrpc: invalid request: end of group 2 inside group 1 at offset 2"),
+      new ProtocolError("ttrpc: invalid request: end-group 2 closes group 1 at offset 1"),
     );
     expect(() => decodeRequest(Uint8Array.of(0xff, 0xff, 0xff))).toThrow(
-      new ProtocolError("ttrpc: invalid request: truncated varint at offset 3"),
+      new ProtocolError("ttrpc: invalid request: truncated varint at offset 0"),
     );
     expect(() => decodeResponse(Uint8Array.of(0x1c))).toThrow(
-      new ProtocolError("ttrpc: invalid response: unsupported wire type 4 at offset 1"),
+      new ProtocolError("ttrpc: invalid response: unexpected end-group 3 at offset 0"),
     );
-    expect(() => decodeRequest(Uint8Array.of(0x00))).toThrow(new ProtocolError("ttrpc: invalid request: field number 0 at offset 1"));
+    expect(() => decodeRequest(Uint8Array.of(0x00))).toThrow(new ProtocolError("ttrpc: invalid request: invalid field number 0 at offset 0"));
+  });
+
+  it("fuzz findings: a 10-byte varint past 64 bits is refused as protobuf-go does, and int64 max never re-encodes negative", () => {
+    // npm run fuzz, seed 20260611, decodeRequest inputs #349 and #76775.
+    const past64 = Buffer.from("0a1c6e72692e706b672e6170692e7631616c706861312e52756e74696d65120e5265676973746572506c7567696e1a110a0b706565722d706c7567696e1202313020ffffffffffffffffff0a", "hex");
+    expect(() => decodeRequest(past64)).toThrow(new ProtocolError("ttrpc: invalid request: varint overflows 64 bits at offset 66"));
+    const int64Max = Buffer.from("0a146e72692e706b672e6170692e763162657461312e20ffffffffffffffff7f1a021801", "hex");
+    const r = decodeRequest(int64Max);
+    expect(r.timeoutNano).toBe(2 ** 63);
+    // 2^63 - 1 is 2^63 as a number; it goes out as int64 max again, not as -2^63.
+    expect(fromBinary(RequestSchema, encodeRequest(r)).timeoutNano).toBe((1n << 63n) - 1n);
+    expect(decodeRequest(encodeRequest(r)).timeoutNano).toBe(2 ** 63);
+    expect(fromBinary(RequestSchema, encodeRequest({ ...r, timeoutNano: -(2 ** 64) })).timeoutNano).toBe(-(1n << 63n));
   });
 });

@@ -1,27 +1,15 @@
-import { mkdtempSync } from "node:fs";
 import { type Socket, connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Client } from "../../src/ttrpc/client.js";
 import type { ConnectionOptions } from "../../src/ttrpc/connection.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { Server, type ServerConnection, type ServerOptions } from "../../src/ttrpc/server.js";
 import { Code } from "../../src/ttrpc/status.js";
+import { socketPath } from "../support/socket.js";
+import { sleep } from "../support/wait.js";
 
 export const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 export const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
 
-/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    });
-  });
-}
 
 /** A server with the test service `t.Test` registered. */
 export function testServer(options: ServerOptions = {}): Server {
@@ -71,7 +59,7 @@ export function testServer(options: ServerOptions = {}): Server {
 
 /** A listening server and a way to connect clients (and raw sockets) to it. */
 export class Harness {
-  readonly path = join(mkdtempSync(join(tmpdir(), "nriw-t-")), "s.sock");
+  readonly path = socketPath("s.sock");
   readonly connections: ServerConnection[] = [];
 
   constructor(readonly server: Server = testServer()) {}

@@ -4,7 +4,8 @@ import type { Client } from "../../src/ttrpc/client.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { runs } from "../support/fc.js";
-import { Harness, dec, enc, sleep } from "./harness.js";
+import { eventually } from "../support/wait.js";
+import { Harness, dec, enc } from "./harness.js";
 
 /** What the model knows: how many connections were dropped so far. */
 interface Model {
@@ -209,8 +210,7 @@ describe("ttrpc client/server model", () => {
         expect(real.client.pending).toBe(0);
         real.client.close();
         // Server side: once every client is gone, no call is left on any connection.
-        await sleep(350);
-        for (const c of harness.connections) expect(c.active).toBe(0);
+        await eventually(() => harness.connections.every((c) => c.active === 0), "every server call to end");
       }),
       { numRuns: runs(0.3) },
     );

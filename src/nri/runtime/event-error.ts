@@ -1,3 +1,5 @@
+import { RpcError } from "../../ttrpc/errors.js";
+import type { Code } from "../../ttrpc/status.js";
 import { AdaptationError } from "./errors.js";
 
 /**
@@ -16,5 +18,11 @@ export class EventError extends AdaptationError {
     options?: { cause?: unknown },
   ) {
     super(message, options);
+  }
+
+  /** The status code the plugin answered with, when its answer is what failed the event. */
+  get code(): Code | undefined {
+    for (let c: unknown = this.cause; c instanceof Error; c = c.cause) if (c instanceof RpcError) return c.code;
+    return undefined;
   }
 }

@@ -139,14 +139,17 @@ export class NriRuntime {
     return create(UpdatePodSandboxResponseSchema);
   }
 
+  /** PostUpdatePodSandbox: relayed in order; the first failure fails it. */
   postUpdatePodSandbox(request: EventRequest<"postUpdatePodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("postUpdatePodSandbox", request, o);
   }
 
+  /** StopPodSandbox: relayed in order; the first failure fails it unless `teardown` is "continue". */
   stopPodSandbox(request: EventRequest<"stopPodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("stopPodSandbox", request, o);
   }
 
+  /** RemovePodSandbox: relayed in order; the first failure fails it unless `teardown` is "continue". */
   removePodSandbox(request: EventRequest<"removePodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("removePodSandbox", request, o);
   }
@@ -178,14 +181,17 @@ export class NriRuntime {
     });
   }
 
+  /** PostCreateContainer: relayed in order; the first failure fails it. */
   postCreateContainer(request: EventRequest<"postCreateContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("postCreateContainer", request, o);
   }
 
+  /** StartContainer: relayed in order; the first failure fails it. */
   startContainer(request: EventRequest<"startContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("startContainer", request, o);
   }
 
+  /** PostStartContainer: relayed in order; the first failure fails it. */
   postStartContainer(request: EventRequest<"postStartContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("postStartContainer", request, o);
   }
@@ -203,6 +209,7 @@ export class NriRuntime {
     });
   }
 
+  /** PostUpdateContainer: relayed in order; the first failure fails it. */
   postUpdateContainer(request: EventRequest<"postUpdateContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("postUpdateContainer", request, o);
   }
@@ -220,6 +227,7 @@ export class NriRuntime {
     });
   }
 
+  /** RemoveContainer: relayed in order; the first failure fails it unless `teardown` is "continue". */
   removeContainer(request: EventRequest<"removeContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("removeContainer", request, o);
   }

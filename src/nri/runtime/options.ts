@@ -43,8 +43,11 @@ export type UpdateFn = (updates: ContainerUpdate[], source: UpdateSource) => May
 
 /** Where the runtime reports what the reference logs. */
 export interface RuntimeLog {
+  /** Progress worth a line: a plugin registered, synchronized, closed. */
   info(message: string): void;
+  /** Something skipped or dropped that the runtime goes on without. */
   warn(message: string): void;
+  /** A failure: a plugin refused, closed after an error, or a failed event. */
   error(message: string): void;
 }
 

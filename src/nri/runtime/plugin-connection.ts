@@ -1,5 +1,7 @@
 import type { Duplex } from "node:stream";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
+import "../../../gen/v1alpha1/api_codec.js"; // registers the generated codecs
+import "../../../gen/v1beta1/api_codec.js";
 import { Runtime as AlphaRuntime } from "../../../gen/v1alpha1/api_pb.js";
 import { type ContainerEviction, type ContainerUpdate, Plugin, Runtime as BetaRuntime, type RegisterPluginRequest } from "../../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../mux/mux.js";
@@ -15,6 +17,7 @@ import { GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
 import { pluginIndexError, pluginNameError } from "./plugin-name.js";
+import { fromBinary, toBinary } from "../../wire/codec.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */
 export interface Registration {
@@ -24,6 +27,9 @@ export interface Registration {
 }
 
 /** What a connection needs from the runtime. */
+/** How early a DEADLINE_EXCEEDED may come and still be the call's deadline (timer granularity). */
+const DEADLINE_TOLERANCE_MS = 1;
+
 export interface ConnectionHooks {
   /** An unsolicited UpdateContainers; resolves with the updates that failed. */
   updateContainers(conn: PluginConnection, update: ContainerUpdate[], evict: ContainerEviction[]): Promise<ContainerUpdate[]>;
@@ -61,12 +67,21 @@ export class PluginConnection implements PluginBackend {
     void this.mux.closed.then(() => this.settleRegistration.reject(new Error("failed to register plugin, connection closed")));
     this.client = new Client(this.mux.open(PLUGIN_SERVICE_CONN));
     const server = new Server();
-    for (const [service, version] of [[BetaRuntime, "v1beta1"], [AlphaRuntime, "v1alpha1"]] as const) {
-      registerService(server, service as typeof BetaRuntime, {
-        registerPlugin: (req) => this.register(req, version),
-        updateContainers: async (req) => ({ failed: await this.hooks.updateContainers(this, req.update, req.evict) }),
-      });
-    }
+    registerService(server, BetaRuntime, {
+      registerPlugin: (req) => this.register(req, "v1beta1"),
+      updateContainers: async (req) => ({ failed: await this.hooks.updateContainers(this, req.update, req.evict) }),
+    });
+    // The callbacks always get v1beta1 messages: a v1alpha1 plugin's are the same bytes, retyped.
+    const alpha = AlphaRuntime.method.updateContainers;
+    const beta = BetaRuntime.method.updateContainers;
+    registerService(server, AlphaRuntime, {
+      registerPlugin: (req) => this.register(req, "v1alpha1"),
+      updateContainers: async (req) => {
+        const r = fromBinary(beta.input, toBinary(alpha.input, req));
+        const failed = await this.hooks.updateContainers(this, r.update, r.evict);
+        return fromBinary(alpha.output, toBinary(beta.output, create(beta.output, { failed })));
+      },
+    });
     server.serve(this.mux.open(RUNTIME_SERVICE_CONN));
   }
 
@@ -78,7 +93,7 @@ export class PluginConnection implements PluginBackend {
     return this.registered;
   }
 
-  private register(req: RegisterPluginRequest, version: ApiVersion): object {
+  private register(req: Pick<RegisterPluginRequest, "pluginName" | "pluginIdx">, version: ApiVersion): object {
     if (this.registration !== undefined) return {};
     // Only an external plugin's claim is checked and used; a launched one is named by its file.
     if (this.kind === "external") {
@@ -106,10 +121,11 @@ export class PluginConnection implements PluginBackend {
     const desc = Plugin.method[method];
     const payload = toBinary(desc.input, request);
     let bytes: Uint8Array;
+    const started = performance.now();
     try {
       bytes = await this.callRaw(desc.name, payload, options);
     } catch (e) {
-      throw this.failure(e, options);
+      throw this.failure(e, options, performance.now() - started);
     }
     try {
       return fromBinary(desc.output, bytes) as PluginResponse<K>;
@@ -145,15 +161,17 @@ export class PluginConnection implements PluginBackend {
   }
 
   /** A rejected call as the reference classifies it. */
-  private failure(e: unknown, options: BackendCallOptions): PluginCallError {
+  private failure(e: unknown, options: BackendCallOptions, elapsedMs: number): PluginCallError {
     if (e instanceof PluginCallError) return e;
     const aborted = options.signal.reason;
     if (options.signal.aborted && aborted instanceof PluginCallError) return aborted;
     if (this.mux.closeReason !== undefined) return new PluginCallError(GO_TTRPC_CLOSED, "closed", { cause: e });
     if (e instanceof TranslateError) return new PluginCallError(GO_PROTO_DECODE, "decode", { cause: e });
-    // A ttrpc server answers DEADLINE_EXCEEDED when the call's timeout_nano passes at its end:
-    // the call's deadline, which may beat the runtime's own timer by a hair.
-    if (e instanceof RpcError && e.code === Code.DEADLINE_EXCEEDED) return new PluginCallError(GO_DEADLINE_EXCEEDED, "deadline", { cause: e });
+    // DEADLINE_EXCEEDED once the call's time is up is the call's own deadline: the ttrpc client's
+    // timer, or a server answering when timeout_nano passes at its end, either of which may beat
+    // the runtime's timer by a hair. Earlier, it is an answer like any other (as for Go).
+    const timedOut = elapsedMs >= options.timeoutMs - DEADLINE_TOLERANCE_MS;
+    if (e instanceof RpcError && e.code === Code.DEADLINE_EXCEEDED && timedOut) return new PluginCallError(GO_DEADLINE_EXCEEDED, "deadline", { cause: e });
     if (e instanceof RpcError) return PluginCallError.fromStatus(e);
     if (e instanceof ProtocolError) return new PluginCallError(`${e.message}: protocol error`, "protocol", { cause: e });
     return new PluginCallError(e instanceof Error ? e.message : String(e), "status", { cause: e });

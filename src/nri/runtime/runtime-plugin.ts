@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import {
   type Container,
   type ContainerUpdate,
@@ -22,6 +22,7 @@ import { handleRequestError, handleValidatorError } from "./failure-policy.js";
 import type { ResolvedOptions } from "./options.js";
 import type { PluginBackend, PluginKind, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { PluginConnection } from "./plugin-connection.js";
+import { toBinary } from "../../wire/codec.js";
 
 /** A lifecycle event's Plugin method: `runPodSandbox` ... `removeContainer`. */
 export type EventMethod = Exclude<PluginMethodName, "configure" | "synchronize" | "shutdown" | "stateChange" | "validateContainerAdjustment">;

@@ -6,6 +6,7 @@
 //
 //	nri-peer runtime --socket PATH [--plugins N]   (pkg/adaptation)
 //	nri-peer plugin  --socket PATH [--name NAME] [--idx NN]   (pkg/stub)
+//	nri-peer drive   --socket PATH [--plugins N] [--updates N] [--runtime-name NAME] [--runtime-version V] [--pod-annotations JSON]
 //
 // Every stdout line is one JSON object; all logging goes to stderr.
 package main
@@ -87,6 +88,8 @@ func main() {
 		runRuntime(os.Args[2:])
 	case "plugin":
 		runPlugin(os.Args[2:])
+	case "drive":
+		runDrive(os.Args[2:])
 	default:
 		usage()
 	}

@@ -53,10 +53,10 @@ describe("registration", () => {
     const raw = new Client(p.mux.open(2));
     const err = await rpcError(raw.call("nri.pkg.api.v1beta1.Runtime", "RegisterPlugin", Uint8Array.of(0x0a, 0x05, 0x61)));
     expect(err.code).toBe(Code.INVALID_ARGUMENT);
-    expect(err.rawMessage).toMatch(/^invalid nri\.pkg\.api\.v1beta1\.RegisterPluginRequest: /u);
+    expect(err.rawMessage).toBe("decode nri.pkg.api.v1beta1.RegisterPluginRequest: field plugin_name (1): length 5 exceeds remaining 1");
     const alpha = await rpcError(raw.call("nri.pkg.api.v1alpha1.Runtime", "RegisterPlugin", Uint8Array.of(0xff)));
     expect(alpha.code).toBe(Code.INVALID_ARGUMENT);
-    expect(alpha.rawMessage).toMatch(/^invalid nri\.pkg\.api\.v1alpha1\.RegisterPluginRequest: /u);
+    expect(alpha.rawMessage).toBe("decode nri.pkg.api.v1alpha1.RegisterPluginRequest: truncated varint");
     await scriptedPlugin(socket, { idx: "20", name: "good" });
     await runtime.waitForPlugins(1);
     expect(runtime.plugins.map((x) => x.id)).toEqual(["20-good"]);

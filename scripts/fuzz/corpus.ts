@@ -1,0 +1,98 @@
+import { readFileSync } from "node:fs";
+import { type DescMessage, toBinary } from "@bufbuild/protobuf";
+import fc from "fast-check";
+import * as alpha from "../../gen/v1alpha1/api_pb.js";
+import * as beta from "../../gen/v1beta1/api_pb.js";
+import { encodeMuxFrames } from "../../src/mux/frame.js";
+import { encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
+import { arbitraryMessage } from "../../test/arbitraries/message.js";
+
+/**
+ * Valid inputs the fuzz targets mutate: the recorded Go sessions (trunk bytes, ttrpc envelopes
+ * and NRI payloads as the reference wrote them) and messages of every NRI request and response
+ * type drawn from the descriptor-derived arbitraries.
+ */
+
+const SESSIONS = ["new-runtime--new-plugin", "new-runtime--legacy-plugin"];
+const fixture = (name: string): URL => new URL(`../../test/fixtures/vectors/${name}`, import.meta.url);
+const unhex = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "hex"));
+
+interface Recorded {
+  type: number;
+  bodyHex: string;
+  payloadType?: string;
+  payloadHex?: string;
+}
+
+/** Every request and response type of the Runtime, Plugin and HostFunctions services, both revisions. */
+export const nriMessages: readonly DescMessage[] = (() => {
+  const byName = new Map<string, DescMessage>();
+  for (const svc of [alpha.Runtime, alpha.Plugin, alpha.HostFunctions, beta.Runtime, beta.Plugin, beta.HostFunctions]) {
+    for (const m of svc.methods) {
+      byName.set(m.input.typeName, m.input);
+      byName.set(m.output.typeName, m.output);
+    }
+  }
+  byName.set(alpha.StateChangeEventSchema.typeName, alpha.StateChangeEventSchema);
+  return [...byName.values()].sort((a, b) => (a.typeName < b.typeName ? -1 : 1));
+})();
+
+/** The seeds every target draws from, built once per seed. */
+export interface Corpus {
+  /** Raw trunk bytes of the recorded sessions, cut at mux frame edges, and generated trunks. */
+  readonly trunks: readonly Uint8Array[];
+  readonly requests: readonly Uint8Array[];
+  readonly responses: readonly Uint8Array[];
+  /** Encoded messages by full type name. */
+  readonly messages: ReadonlyMap<string, readonly Uint8Array[]>;
+  /** Every encoded message, for splicing. */
+  readonly allMessages: readonly Uint8Array[];
+}
+
+/** The corpus for `seed`: the recordings, plus `perType` generated messages of each type. */
+export function buildCorpus(seed: number, perType = 8): Corpus {
+  const requests: Uint8Array[] = [];
+  const responses: Uint8Array[] = [];
+  const trunks: Uint8Array[] = [];
+  const messages = new Map<string, Uint8Array[]>();
+  const add = (type: string, b: Uint8Array): void => {
+    let list = messages.get(type);
+    if (list === undefined) messages.set(type, (list = []));
+    list.push(b);
+  };
+  for (const name of SESSIONS) {
+    const recorded = (JSON.parse(readFileSync(fixture(`${name}.frames.json`), "utf8")) as { messages: Recorded[] }).messages;
+    for (const m of recorded) {
+      (m.type === 1 ? requests : responses).push(unhex(m.bodyHex));
+      if (m.payloadType !== undefined && m.payloadHex !== undefined) add(m.payloadType, unhex(m.payloadHex));
+    }
+    for (const dir of ["p2r", "r2p"]) {
+      const bin = new Uint8Array(readFileSync(fixture(`${name}.${dir}.bin`)));
+      // Runs of up to 6 whole mux frames, so each seed is small and starts at a frame edge.
+      let off = 0;
+      while (off < bin.length) {
+        let end = off;
+        for (let k = 0; k < 6 && end + 8 <= bin.length; k++) end += 8 + new DataView(bin.buffer, bin.byteOffset + end + 4, 4).getUint32(0);
+        trunks.push(bin.subarray(off, Math.min(end, bin.length)));
+        off = end;
+      }
+    }
+  }
+  let s = seed;
+  for (const schema of nriMessages) {
+    for (const m of fc.sample(arbitraryMessage(schema, { maxDepth: 2, maxLength: 2 }), { seed: s++, numRuns: perType })) {
+      add(schema.typeName, toBinary(schema, m));
+    }
+  }
+  const allMessages = [...messages.values()].flat();
+  // Envelopes and trunks around generated payloads too, so every message type reaches every layer.
+  const rnd = fc.sample(fc.tuple(fc.string({ maxLength: 12 }), fc.integer({ min: 0, max: 16 }), fc.bigInt({ min: -(1n << 40n), max: 1n << 40n })), { seed, numRuns: 32 });
+  rnd.forEach(([text, code, t], i) => {
+    const payload = allMessages[(i * 7) % allMessages.length]!;
+    const metadata = i % 3 === 0 ? [{ key: text, value: "v" }] : [];
+    requests.push(encodeRequest({ service: `nri.pkg.api.v1beta1.${text}`, method: text, payload, timeoutNano: Number(t), metadata }));
+    responses.push(encodeResponse(code === 0 ? undefined : { code, message: text, details: i % 4 === 0 ? [{ typeUrl: text, value: payload }] : [] }, payload));
+    trunks.push(encodeMuxFrames(1 + (i % 2), payload, 1 + (i % 3) * 40));
+  });
+  return { trunks, requests, responses, messages, allMessages };
+}

@@ -1,0 +1,158 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  HugepageLimitSchema,
+  type LinuxCPU,
+  LinuxCPUSchema,
+  type LinuxMemory,
+  LinuxMemorySchema,
+  LinuxPidsSchema,
+  type LinuxResources,
+  OptionalBoolSchema,
+  OptionalInt64Schema,
+  OptionalStringSchema,
+  OptionalUInt64Schema,
+} from "../../../gen/v1beta1/api_pb.js";
+import { type Int64Like, int64, uint64 } from "./integers.js";
+
+const MEM = "linux.resources.memory";
+const CPU = "linux.resources.cpu";
+
+/**
+ * The resource setters container adjustments and container updates share (both carry
+ * `linux.resources`), named as the Go stub's helpers are. Every method returns the builder.
+ */
+export abstract class ResourceSetters {
+  /** The LinuxResources being built, created on first use. */
+  protected abstract resources(): LinuxResources;
+
+  private memory(): LinuxMemory {
+    const r = this.resources();
+    return (r.memory ??= create(LinuxMemorySchema));
+  }
+
+  private cpu(): LinuxCPU {
+    const r = this.resources();
+    return (r.cpu ??= create(LinuxCPUSchema));
+  }
+
+  /** Memory limit in bytes. */
+  setLinuxMemoryLimit(bytes: Int64Like): this {
+    this.memory().limit = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.limit`) });
+    return this;
+  }
+
+  /** Memory reservation (soft limit) in bytes. */
+  setLinuxMemoryReservation(bytes: Int64Like): this {
+    this.memory().reservation = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.reservation`) });
+    return this;
+  }
+
+  /** Memory plus swap limit in bytes. */
+  setLinuxMemorySwap(bytes: Int64Like): this {
+    this.memory().swap = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.swap`) });
+    return this;
+  }
+
+  /** Kernel memory limit in bytes (cgroup v1 only). */
+  setLinuxMemoryKernel(bytes: Int64Like): this {
+    this.memory().kernel = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.kernel`) });
+    return this;
+  }
+
+  /** Kernel TCP buffer memory limit in bytes (cgroup v1 only). */
+  setLinuxMemoryKernelTCP(bytes: Int64Like): this {
+    this.memory().kernelTcp = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.kernel_tcp`) });
+    return this;
+  }
+
+  /** Swappiness, 0 to 100 on Linux (the wire holds any uint64). */
+  setLinuxMemorySwappiness(value: Int64Like): this {
+    this.memory().swappiness = create(OptionalUInt64Schema, { value: uint64(value, `${MEM}.swappiness`) });
+    return this;
+  }
+
+  /** Disables the OOM killer for the container. */
+  setLinuxMemoryDisableOomKiller(): this {
+    this.memory().disableOomKiller = create(OptionalBoolSchema, { value: true });
+    return this;
+  }
+
+  /** Enables hierarchical memory accounting. */
+  setLinuxMemoryUseHierarchy(): this {
+    this.memory().useHierarchy = create(OptionalBoolSchema, { value: true });
+    return this;
+  }
+
+  /** CPU shares (relative weight). */
+  setLinuxCPUShares(shares: Int64Like): this {
+    this.cpu().shares = create(OptionalUInt64Schema, { value: uint64(shares, `${CPU}.shares`) });
+    return this;
+  }
+
+  /** CFS quota in microseconds per period; -1 for none. */
+  setLinuxCPUQuota(us: Int64Like): this {
+    this.cpu().quota = create(OptionalInt64Schema, { value: int64(us, `${CPU}.quota`) });
+    return this;
+  }
+
+  /** CFS period in microseconds. */
+  setLinuxCPUPeriod(us: Int64Like): this {
+    this.cpu().period = create(OptionalUInt64Schema, { value: uint64(us, `${CPU}.period`) });
+    return this;
+  }
+
+  /** Realtime runtime in microseconds per realtime period. */
+  setLinuxCPURealtimeRuntime(us: Int64Like): this {
+    this.cpu().realtimeRuntime = create(OptionalInt64Schema, { value: int64(us, `${CPU}.realtime_runtime`) });
+    return this;
+  }
+
+  /** Realtime period in microseconds. */
+  setLinuxCPURealtimePeriod(us: Int64Like): this {
+    this.cpu().realtimePeriod = create(OptionalUInt64Schema, { value: uint64(us, `${CPU}.realtime_period`) });
+    return this;
+  }
+
+  /** The cpuset CPUs, in list format (`0-3,7`). */
+  setLinuxCPUSetCPUs(cpus: string): this {
+    this.cpu().cpus = cpus;
+    return this;
+  }
+
+  /** The cpuset memory nodes, in list format. */
+  setLinuxCPUSetMems(mems: string): this {
+    this.cpu().mems = mems;
+    return this;
+  }
+
+  /** The maximum number of processes; 0 or less for no limit. (The Go runtimes, v0.11.0 to v0.12.5, drop it from updates.) */
+  setLinuxPidLimits(limit: Int64Like): this {
+    this.resources().pids = create(LinuxPidsSchema, { limit: int64(limit, "linux.resources.pids.limit") });
+    return this;
+  }
+
+  /** Adds a hugepage limit: `pageSize` such as `2MB`, `limit` in bytes. */
+  addLinuxHugepageLimit(pageSize: string, limit: Int64Like): this {
+    const r = this.resources();
+    r.hugepageLimits.push(create(HugepageLimitSchema, { pageSize, limit: uint64(limit, `linux.resources.hugepage_limits[${r.hugepageLimits.length}].limit`) }));
+    return this;
+  }
+
+  /** The block I/O class. */
+  setLinuxBlockIOClass(cls: string): this {
+    this.resources().blockioClass = create(OptionalStringSchema, { value: cls });
+    return this;
+  }
+
+  /** The RDT class. */
+  setLinuxRDTClass(cls: string): this {
+    this.resources().rdtClass = create(OptionalStringSchema, { value: cls });
+    return this;
+  }
+
+  /** Sets one cgroup v2 unified resource (`memory.high`, ...). */
+  addLinuxUnified(key: string, value: string): this {
+    this.resources().unified[key] = value;
+    return this;
+  }
+}

@@ -1,0 +1,69 @@
+import { createServer, type Server as NetServer } from "node:net";
+import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import { ConfigureRequestSchema, type ConfigureResponse, ConfigureResponseSchema, SynchronizeRequestSchema } from "../../gen/v1beta1/api_pb.js";
+import { Mux } from "../../src/mux/mux.js";
+import { Client } from "../../src/ttrpc/client.js";
+import { Server } from "../../src/ttrpc/server.js";
+import { socketPath } from "./socket.js";
+
+/** What a FakeRuntime does with a plugin that connects. */
+export interface FakeRuntimeOptions {
+  /** The Configure request (runtime name, version, NRI version...). */
+  configure?: MessageInitShape<typeof ConfigureRequestSchema>;
+  /** Events the runtime accepts; a subscription with other bits is refused by closing, as NRI runtimes do. */
+  validEvents?: number;
+  /** Package the runtime speaks. Default v1beta1. */
+  version?: "v1alpha1" | "v1beta1";
+}
+
+/**
+ * A bare runtime for plugin tests, built from the mux and ttrpc layers: registers one plugin,
+ * configures it, refuses unknown events by closing the connection (as the Go runtimes do,
+ * logging "invalid plugin events"), and synchronizes it with nothing.
+ */
+export class FakeRuntime {
+  readonly path = socketPath();
+  /** The Configure responses received, decoded. */
+  readonly configured: ConfigureResponse[] = [];
+  /** Why each connection was closed by the runtime, if it was. */
+  readonly refusals: string[] = [];
+  /** Errors from calls to the plugin. */
+  readonly errors: string[] = [];
+  private readonly net: NetServer;
+
+  constructor(o: FakeRuntimeOptions = {}) {
+    const pkg = `nri.pkg.api.${o.version ?? "v1beta1"}`;
+    this.net = createServer((sock) => {
+      const mux = new Mux(sock);
+      new Server().register(`${pkg}.Runtime`, { RegisterPlugin: { kind: "unary", handler: () => new Uint8Array(0) } }).serve(mux.open(2));
+      const client = new Client(mux.open(1));
+      void (async () => {
+        try {
+          const res = await client.call(`${pkg}.Plugin`, "Configure", toBinary(ConfigureRequestSchema, create(ConfigureRequestSchema, o.configure ?? {})));
+          const answer = fromBinary(ConfigureResponseSchema, res);
+          this.configured.push(answer);
+          const extra = answer.events & ~(o.validEvents ?? 0x3fff);
+          if (extra !== 0) {
+            this.refusals.push(`invalid plugin events: 0x${extra.toString(16)}`);
+            mux.close(new Error("refused"));
+            return;
+          }
+          await client.call(`${pkg}.Plugin`, "Synchronize", toBinary(SynchronizeRequestSchema, create(SynchronizeRequestSchema, {})));
+        } catch (e) {
+          this.errors.push((e as Error).message);
+          mux.close(e as Error);
+        }
+      })();
+    });
+  }
+
+  /** Listens on `path`. */
+  async start(): Promise<this> {
+    await new Promise<void>((r) => this.net.listen(this.path, r));
+    return this;
+  }
+
+  close(): void {
+    this.net.close();
+  }
+}
