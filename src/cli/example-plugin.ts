@@ -29,7 +29,6 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
   const seen = (event: string) => (req: PodAndContainer) => {
     say(event, { pod: req.pod?.id ?? "", container: req.container?.id ?? "" });
   };
-  let plugin: NriPlugin | undefined;
   const handlers: PluginHandlers = {
     configure: (req) => {
       say("Configure", { runtime: req.runtimeName, nriVersion: req.NRIVersion });
@@ -40,8 +39,9 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
       return undefined;
     },
     shutdown: (req) => {
+      // The runtime closes the connection next; closing here could cut off this very answer,
+      // which is still queued when the handler returns.
       say("Shutdown", { reason: req.reason });
-      setImmediate(() => plugin?.close(new Error(`nri: runtime shut the plugin down: ${req.reason || "no reason given"}`)));
       return undefined;
     },
     runPodSandbox: seen("RunPodSandbox"),
@@ -65,7 +65,7 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
     removeContainer: seen("RemoveContainer"),
     validateContainerAdjustment: seen("ValidateContainerAdjustment"),
   };
-  plugin = new NriPlugin(handlers, {
+  const plugin = new NriPlugin(handlers, {
     ...(o.socketPath === undefined ? {} : { socketPath: o.socketPath }),
     ...(o.name === undefined ? {} : { name: o.name }),
     ...(o.idx === undefined ? {} : { idx: o.idx }),
