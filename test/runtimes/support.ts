@@ -6,6 +6,9 @@ import { join, resolve } from "node:path";
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
 
+/** The nri-wire command, run from the source with tsx (from ROOT, where tsx resolves). */
+export const NRI_WIRE: readonly string[] = [process.execPath, "--import", "tsx", join(ROOT, "src/cli/main.ts")];
+
 /**
  * Why the real-runtime suite cannot run here, or undefined when it can: it starts runtimes,
  * mounts and cgroups, so it needs root on Linux, and Go to build them.
@@ -120,6 +123,16 @@ export function run(cmd: string, args: readonly string[], step: string, log: str
     execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err) rej(new Error(`runtimes: ${step} failed: ${stderr.trim() || err.message}; log: ${log}`));
       else res(stdout);
+    });
+  });
+}
+
+/** Runs a command to completion and resolves with its exit code (null: it did not exit by itself) and output. */
+export function runForExit(cmd: string, args: readonly string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    execFile(cmd, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === "number" ? err.code : null;
+      res({ code, stdout, stderr: code === null && err !== null ? `${stderr}${err.message}` : stderr });
     });
   });
 }
