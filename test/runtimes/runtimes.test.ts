@@ -8,7 +8,7 @@ import { crio } from "./crio.js";
 import { expectedCpuValue, lifecycle, type Observed, removeAllPods } from "./lifecycle.js";
 import { PLUGINS, type PluginUnderTest } from "./plugins.js";
 import { pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
-import { type Built, build, NRI_WIRE, processesUnder, readText, logDir, removeWorkDir, runForExit, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
+import { type Built, build, NRI_WIRE, processesUnder, readText, logDir, removeWorkDir, runForExit, signal, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
  * Real runtimes in the loop: containerd v2.4.2 and CRI-O v1.34.0, built by
@@ -170,7 +170,7 @@ async function runOnce(s: Suite, p: PluginUnderTest, mode: Mode): Promise<Outcom
         leaks.push(`plugin ${p.label} (pid ${pid}) still running after ${s.runtime.name} stopped`);
       });
       if (plugin) await stop(plugin);
-      else if (alive()) process.kill(pid, "SIGKILL");
+      else if (alive()) signal(pid, "SIGKILL");
     }
     if (recorder !== undefined) {
       // With --once it writes the capture and exits once the plugin's connection has ended.

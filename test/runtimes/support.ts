@@ -106,12 +106,22 @@ export function startLogged(cmd: string, args: readonly string[], log: string, e
   return { child, pid: child.pid, log, exited, done: () => finished };
 }
 
+/** Sends `sig` to `pid`; one that exited (and was reaped) since it was last seen is no error. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
+  }
+}
+
 /** Stops a started process by its PID: SIGTERM, then SIGKILL after `graceMs`. */
 export async function stop(p: Started, graceMs = 15_000): Promise<void> {
   if (p.done()) return;
-  process.kill(p.pid, "SIGTERM");
+  // It may have exited already with its exit event still to come.
+  signal(p.pid, "SIGTERM");
   const timer = setTimeout(() => {
-    if (!p.done()) process.kill(p.pid, "SIGKILL");
+    if (!p.done()) signal(p.pid, "SIGKILL");
   }, graceMs);
   await p.exited;
   clearTimeout(timer);
