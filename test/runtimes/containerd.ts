@@ -74,6 +74,12 @@ export function containerd(b: Built): RuntimeUnderTest {
     configure: { runtime: "containerd", nriVersion: "v0.12.3" },
     events: () => [...EVENTS],
     deprecationWarnings: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    // It falls back to StateChange exactly where it warns.
+    viaStateChange: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    // Only the first: one UNIMPLEMENTED and it sends every old event to that plugin as StateChange.
+    refusedCalls: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)).slice(0, 1) : []),
+    // NRI v0.12.3: v1alpha1 only, dedicated calls first, StateChange on UNIMPLEMENTED with a deprecation.
+    flavour: "v1alpha1",
     refusal: () => undefined,
     // The shims' socket directory is fixed.
     hostPaths: ["/run/containerd"],
