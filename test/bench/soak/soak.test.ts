@@ -1,0 +1,39 @@
+import { readFileSync, rmSync } from "node:fs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { runSoak, soakOptions } from "../../../bench/soak/soak.js";
+import { summary } from "../../../bench/soak/summary.js";
+import { seed } from "../../support/fc.js";
+import { goAvailable, goBuild } from "../../interop/support.js";
+
+describe.skipIf(process.platform !== "linux")("soak", () => {
+  let goPeer: string | undefined;
+  beforeAll(() => {
+    goPeer = goAvailable() ? goBuild("nri-peer", "nri-peer-soak") : undefined;
+  });
+
+  it("a few seconds of lifecycles with plugins killed and restarted: every event settles, restarted plugins register again and serve, nothing leaks", async () => {
+    const lines: string[] = [];
+    const result = await runSoak(soakOptions({ seconds: 5, seed, sampleEverySeconds: 1, meanKillMs: 1200, goPeer, print: (l) => lines.push(l) }));
+    console.log(summary(result).join("\n"));
+    expect(result.failures).toEqual([]);
+    const c = result.counts;
+    expect(c.pending).toBe(0);
+    expect(c.ok + c.error).toBe(c.issued);
+    expect(c.ok).toBeGreaterThan(0);
+    // Gaps of at most 1.5 × 1200 ms: at least three kills in 5 s.
+    expect(result.kills).toBeGreaterThanOrEqual(2);
+    expect(result.restarts).toBe(result.kills + result.selfExits);
+    // Every process registered, unless it was killed (or closed by the runtime) before.
+    const processes = result.plugins + result.restarts;
+    expect(result.registrations).toBeLessThanOrEqual(processes - result.killsBeforeRegistered);
+    expect(result.registrations).toBeGreaterThanOrEqual(processes - result.killsBeforeRegistered - result.selfExits);
+    expect(result.fds.after).toBeLessThanOrEqual(result.fds.baseline);
+    const csv = readFileSync(result.csvPath, "utf8").trimEnd().split("\n");
+    expect(csv[0]).toBe("t_s,issued,ok,error,pending,events_per_s,rss_kib,heap_kib,fds,plugins,kills,restarts,registrations");
+    expect(csv.length).toBeGreaterThanOrEqual(3);
+    expect(csv.slice(1).every((l) => l.split(",").length === 13)).toBe(true);
+    expect(lines).toEqual(expect.arrayContaining(csv));
+    // The run's directory (CSV, plugin logs) is kept only when the run failed.
+    rmSync(result.dir, { recursive: true, force: true });
+  }, 180_000);
+});
