@@ -20,7 +20,7 @@ interface PodAndContainer {
 /**
  * The example plugin: subscribes to every event, prints one JSON line per event received,
  * answers CreateContainer with an annotation and an environment variable and UpdateContainer
- * with CPU shares 512. Resolves with the close reason once the runtime goes away or shuts it down.
+ * with CPU shares 512. Ends itself once Shutdown is answered; resolves with the close reason.
  */
 export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> {
   const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -39,9 +39,9 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
       return undefined;
     },
     shutdown: (req) => {
-      // The runtime closes the connection next; closing here could cut off this very answer,
-      // which is still queued when the handler returns.
       say("Shutdown", { reason: req.reason });
+      // end(), not close(): the answer to this call is written first, then the connection ends.
+      void plugin.end(new Error(`nri-wire example-plugin: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`));
       return undefined;
     },
     runPodSandbox: seen("RunPodSandbox"),

@@ -130,6 +130,10 @@ export class ServerConnection extends FrameConnection {
   private readonly calls = new Map<number, ServerCall>();
   private lastStreamId = 0;
   private idleClose = false;
+  /** Settles once the connection, gone idle, has half-closed (or has ended): see closeWhenIdle. */
+  private idleEnd: Promise<void> | undefined;
+  private idleEnded: () => void = () => undefined;
+  private endingWrites = false;
   private readonly sizes = new ResponseSizes();
 
   constructor(
@@ -145,15 +149,25 @@ export class ServerConnection extends FrameConnection {
     return this.calls.size;
   }
 
-  /** Closes as soon as no call is in flight; new calls are refused meanwhile. */
-  closeWhenIdle(): void {
+  /**
+   * Closes as soon as no call is in flight; new calls are refused meanwhile. Settles once the
+   * answers are written and the socket half-closed (or the connection has ended).
+   */
+  closeWhenIdle(): Promise<void> {
+    if (this.idleEnd === undefined) {
+      this.idleEnd = new Promise((resolve) => (this.idleEnded = resolve));
+      void this.closed.then(() => this.idleEnded());
+    }
     this.idleClose = true;
     if (this.calls.size === 0) this.finishIdle();
+    return this.idleEnd;
   }
 
-  /** Flushes and half-closes; the socket's close then ends the connection. */
+  /** Flushes and half-closes, once; the socket's close then ends the connection. */
   private finishIdle(): void {
-    this.endWrites();
+    if (this.endingWrites) return;
+    this.endingWrites = true;
+    void this.endWrites().then(() => this.idleEnded());
   }
 
   protected onFrame(frame: Frame): void {
