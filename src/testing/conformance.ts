@@ -12,7 +12,7 @@ import {
 } from "../../gen/v1beta1/api_pb.js";
 import { VALID_EVENTS_MASK, eventBit } from "../events.js";
 import { checkPluginIndex, checkPluginName } from "../nri/identity.js";
-import { eventOfMethod } from "../nri/translation.js";
+import { eventOfMethod } from "../events.js";
 import { CreateContainerResult } from "../nri/runtime/create-result.js";
 import { StopContainerResult, UpdateContainerResult } from "../nri/runtime/update-result.js";
 import { type Deprecation, stateChangeDeprecation } from "../nri/runtime/deprecation.js";
