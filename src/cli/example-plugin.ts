@@ -1,3 +1,4 @@
+import { ALL_EVENTS, eventHandlerName, formatEvent } from "../events.js";
 import { NriPlugin, type PluginDialect, type PluginHandlers } from "../nri/plugin.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
@@ -44,27 +45,18 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
       void plugin.end(new Error(`nri-wire example-plugin: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`));
       return undefined;
     },
-    runPodSandbox: seen("RunPodSandbox"),
-    updatePodSandbox: seen("UpdatePodSandbox"),
-    postUpdatePodSandbox: seen("PostUpdatePodSandbox"),
-    stopPodSandbox: seen("StopPodSandbox"),
-    removePodSandbox: seen("RemovePodSandbox"),
     createContainer: (req) => {
       seen("CreateContainer")(req);
       return { adjust: { annotations: { "nri-wire/seen": "true" }, env: [{ key: "NRI_WIRE_SEEN", value: "true" }] } };
     },
-    postCreateContainer: seen("PostCreateContainer"),
-    startContainer: seen("StartContainer"),
-    postStartContainer: seen("PostStartContainer"),
     updateContainer: (req) => {
       seen("UpdateContainer")(req);
       return { update: [{ containerId: req.container?.id ?? "", linux: { resources: { cpu: { shares: { value: 512n } } } } }] };
     },
-    postUpdateContainer: seen("PostUpdateContainer"),
-    stopContainer: seen("StopContainer"),
-    removeContainer: seen("RemoveContainer"),
-    validateContainerAdjustment: seen("ValidateContainerAdjustment"),
   };
+  // Every other event is printed and answered empty.
+  const printed = handlers as Record<string, (req: PodAndContainer) => void>;
+  for (const e of ALL_EVENTS) printed[eventHandlerName(e)] ??= seen(formatEvent(e));
   const plugin = new NriPlugin(handlers, {
     ...(o.socketPath === undefined ? {} : { socketPath: o.socketPath }),
     ...(o.name === undefined ? {} : { name: o.name }),
