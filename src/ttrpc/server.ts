@@ -9,6 +9,7 @@ import { type ListenUnixOptions, listenUnix } from "./listen.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
+import { withTimeout } from "./with-timeout.js";
 
 /** What a handler learns about its call. */
 export interface CallContext {
@@ -109,11 +110,10 @@ export class Server {
     this.listeners.clear();
     const all = [...this.connections];
     for (const c of all) c.closeWhenIdle();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.all(all.map((c) => c.closed)), timedOut]);
-    clearTimeout(timer);
-    this.close(new ClosedError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`));
+    const deadline = new ClosedError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`);
+    // Whatever is still open once the deadline passes is closed abruptly; the rest is already.
+    await withTimeout(Promise.all(all.map((c) => c.closed)), timeoutMs, () => deadline).catch(() => undefined);
+    this.close(deadline);
   }
 
   /** Abrupt close: every connection ends now and every handler's signal is aborted. */
