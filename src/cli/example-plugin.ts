@@ -1,3 +1,4 @@
+import { ALL_EVENTS, eventHandlerName, formatEvent } from "../events.js";
 import { NriPlugin, type PluginDialect, type PluginHandlers } from "../nri/plugin.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
@@ -20,7 +21,7 @@ interface PodAndContainer {
 /**
  * The example plugin: subscribes to every event, prints one JSON line per event received,
  * answers CreateContainer with an annotation and an environment variable and UpdateContainer
- * with CPU shares 512. Resolves with the close reason once the runtime goes away or shuts it down.
+ * with CPU shares 512. Ends itself once Shutdown is answered; resolves with the close reason.
  */
 export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> {
   const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -39,32 +40,23 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
       return undefined;
     },
     shutdown: (req) => {
-      // The runtime closes the connection next; closing here could cut off this very answer,
-      // which is still queued when the handler returns.
       say("Shutdown", { reason: req.reason });
+      // end(), not close(): the answer to this call is written first, then the connection ends.
+      void plugin.end(new Error(`nri-wire example-plugin: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`));
       return undefined;
     },
-    runPodSandbox: seen("RunPodSandbox"),
-    updatePodSandbox: seen("UpdatePodSandbox"),
-    postUpdatePodSandbox: seen("PostUpdatePodSandbox"),
-    stopPodSandbox: seen("StopPodSandbox"),
-    removePodSandbox: seen("RemovePodSandbox"),
     createContainer: (req) => {
       seen("CreateContainer")(req);
       return { adjust: { annotations: { "nri-wire/seen": "true" }, env: [{ key: "NRI_WIRE_SEEN", value: "true" }] } };
     },
-    postCreateContainer: seen("PostCreateContainer"),
-    startContainer: seen("StartContainer"),
-    postStartContainer: seen("PostStartContainer"),
     updateContainer: (req) => {
       seen("UpdateContainer")(req);
       return { update: [{ containerId: req.container?.id ?? "", linux: { resources: { cpu: { shares: { value: 512n } } } } }] };
     },
-    postUpdateContainer: seen("PostUpdateContainer"),
-    stopContainer: seen("StopContainer"),
-    removeContainer: seen("RemoveContainer"),
-    validateContainerAdjustment: seen("ValidateContainerAdjustment"),
   };
+  // Every other event is printed and answered empty.
+  const printed = handlers as Record<string, (req: PodAndContainer) => void>;
+  for (const e of ALL_EVENTS) printed[eventHandlerName(e)] ??= seen(formatEvent(e));
   const plugin = new NriPlugin(handlers, {
     ...(o.socketPath === undefined ? {} : { socketPath: o.socketPath }),
     ...(o.name === undefined ? {} : { name: o.name }),

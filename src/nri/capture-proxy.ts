@@ -1,8 +1,9 @@
 import { unlink } from "node:fs/promises";
-import { type Server, type Socket, connect, createServer } from "node:net";
+import { type Server, type Socket, createServer } from "node:net";
 import { basename } from "node:path";
 import { CaptureWriter } from "./capture-file.js";
 import { type Direction, SessionDecoder, type SessionRecord } from "./session-decoder.js";
+import { connectUnix } from "./socket.js";
 
 /** Options of a CaptureProxy. */
 export interface CaptureProxyOptions {
@@ -31,17 +32,9 @@ export interface RecordedSession {
   readonly bytes: Record<Direction, number>;
 }
 
-/** Connects to a unix socket keeping the write side open after the peer ends its own. */
+/** Connects upstream keeping the write side open after the peer ends its own (half-closes travel through). */
 function dial(path: string): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ path, allowHalfOpen: true });
-    const onError = (e: Error): void => reject(new Error(`record: cannot connect to upstream ${path}: ${e.message}`, { cause: e }));
-    s.once("error", onError);
-    s.once("connect", () => {
-      s.off("error", onError);
-      resolve(s);
-    });
-  });
+  return connectUnix(path, { allowHalfOpen: true, what: "record: cannot connect to upstream" });
 }
 
 /**

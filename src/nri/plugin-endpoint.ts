@@ -143,6 +143,8 @@ export class NriPlugin {
   private readonly dialect: PluginDialect;
   private readonly log: PluginLog;
   private mux: Mux | undefined;
+  /** The connection the runtime's calls come in on. */
+  private served: ReturnType<Server["serve"]> | undefined;
   private runtimeClient: Client | undefined;
   private runtimeApi: Version | undefined;
   private runtimeInfo: RuntimeInfo | undefined;
@@ -208,7 +210,7 @@ export class NriPlugin {
     this.mux = mux;
     void mux.closed.then((reason) => this.finish(reason));
     // Serve before registering: the runtime may send Configure before it answers RegisterPlugin.
-    this.serve().serve(mux.open(PLUGIN_SERVICE_CONN));
+    this.served = this.serve().serve(mux.open(PLUGIN_SERVICE_CONN));
     this.runtimeClient = new Client(mux.open(RUNTIME_SERVICE_CONN));
     const timeoutMs = this.options.registrationTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
@@ -266,10 +268,31 @@ export class NriPlugin {
     }
   }
 
-  /** Closes the connection; `closed` and onClose report `reason`. */
+  /**
+   * Closes the connection at once; `closed` and onClose report `reason`. Answers still queued
+   * are lost: from a handler (say, Shutdown's) use end().
+   */
   close(reason: Error = new Error(`nri: plugin ${this.id}: closed`)): void {
     if (this.mux !== undefined) this.mux.close(reason);
     else this.finish(reason);
+  }
+
+  /**
+   * Closes the connection once the answers to the calls in flight are written, so a handler may
+   * end the plugin (Shutdown's, typically) without cutting off its own answer; the runtime's new
+   * calls are refused meanwhile. After `graceMs` it closes as close() does. Settles like `closed`.
+   */
+  end(reason: Error = new Error(`nri: plugin ${this.id}: closed`), graceMs = 1000): Promise<Error> {
+    const mux = this.mux;
+    const served = this.served;
+    if (mux === undefined || served === undefined) {
+      this.close(reason);
+      return this.closed;
+    }
+    const timer = setTimeout(() => this.close(reason), graceMs);
+    void this.closed.then(() => clearTimeout(timer));
+    void served.closeWhenIdle().then(() => mux.end(reason));
+    return this.closed;
   }
 
   private finish(reason: Error): void {

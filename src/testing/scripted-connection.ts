@@ -13,8 +13,7 @@ import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { alphaResponseToBeta, betaRequestToAlpha, isStateChangeMethod } from "../nri/translation.js";
-import { type ApiVersion, V1ALPHA1, V1BETA1 } from "../nri/versions.js";
+import { type Version, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
 
 /**
  * The runtimes a plugin meets in the field, played by the conformance runner:
@@ -30,6 +29,9 @@ export type Flavour = "v1beta1" | "v1alpha1" | "statechange";
 /** Every flavour, in the order the runner plays them. */
 export const FLAVOURS: readonly Flavour[] = ["v1beta1", "v1alpha1", "statechange"];
 
+/** The service the runner's calls are written for, before any translation for a v1alpha1 plugin. */
+const BETA_PLUGIN = `${packages.v1beta1}.Plugin`;
+
 type PluginMethods = (typeof Plugin)["method"];
 /** A v1beta1 Plugin method, by its local name (`createContainer`). */
 export type PluginMethodName = keyof PluginMethods;
@@ -38,7 +40,7 @@ export type PluginMethodName = keyof PluginMethods;
 export interface Registration {
   readonly name: string;
   readonly idx: string;
-  readonly version: ApiVersion;
+  readonly version: Version;
   /** Milliseconds from the connection to the registration. */
   readonly ms: number;
 }
@@ -107,9 +109,9 @@ export class ScriptedConnection {
     let settle!: (r: Registration) => void;
     this.registered = new Promise((r) => (settle = r));
     const server = new Server();
-    const versions: ApiVersion[] = options.flavour === "v1beta1" ? ["v1beta1", "v1alpha1"] : ["v1alpha1"];
+    const versions: Version[] = options.flavour === "v1beta1" ? ["v1beta1", "v1alpha1"] : ["v1alpha1"];
     for (const version of versions) {
-      server.register(`${version === "v1beta1" ? V1BETA1 : V1ALPHA1}.Runtime`, {
+      server.register(`${packages[version]}.Runtime`, {
         RegisterPlugin: {
           kind: "unary",
           handler: (payload) => {
@@ -136,7 +138,7 @@ export class ScriptedConnection {
   }
 
   /** The revision the plugin registered with (v1beta1 until it has). */
-  get version(): ApiVersion {
+  get version(): Version {
     return this.registration?.version ?? "v1beta1";
   }
 
@@ -158,7 +160,7 @@ export class ScriptedConnection {
           bytes = await this.client.call(out.service, out.method, out.payload, { timeoutMs });
         } catch (e) {
           // A dedicated-era runtime switches the plugin to StateChange on its first UNIMPLEMENTED.
-          const fallBack = this.version === "v1alpha1" && !this.stateChange && isStateChangeMethod(desc.name) && e instanceof RpcError && e.code === Code.UNIMPLEMENTED;
+          const fallBack = this.version === "v1alpha1" && !this.stateChange && stateChangeEventOf(desc.name) !== undefined && e instanceof RpcError && e.code === Code.UNIMPLEMENTED;
           if (!fallBack) throw e;
           this.stateChange = true;
           continue;
@@ -169,7 +171,7 @@ export class ScriptedConnection {
         this.deprecated.add(desc.name);
         this.options.onDeprecation?.(desc.name);
       }
-      const beta = this.version === "v1beta1" ? bytes : alphaResponseToBeta(desc.name, bytes);
+      const beta = this.version === "v1beta1" ? bytes : responseToV1beta1({ service: BETA_PLUGIN, method: desc.name }, bytes).payload;
       return { method: desc.name, wire, request: requestJson, ms: performance.now() - t0, ...decode(desc.output, beta) };
     } catch (e) {
       return { method: desc.name, wire, request: requestJson, ms: performance.now() - t0, error: e as Error };
@@ -179,9 +181,9 @@ export class ScriptedConnection {
   }
 
   private wireCall(method: string, payload: Uint8Array): { service: string; method: string; payload: Uint8Array } {
-    if (this.version === "v1beta1") return { service: `${V1BETA1}.Plugin`, method, payload };
-    const out = betaRequestToAlpha(method, payload, this.stateChange && isStateChangeMethod(method));
-    return { service: `${V1ALPHA1}.Plugin`, ...out };
+    const call = { service: BETA_PLUGIN, method, payload };
+    if (this.version === "v1beta1") return call;
+    return toV1alpha1(call, this.stateChange && stateChangeEventOf(method) !== undefined ? "state-change" : "dedicated");
   }
 
   /** Closes the connection (a runtime going away). */
