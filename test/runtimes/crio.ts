@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { installPlugin, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, run, startLogged, stop, waitUntil } from "./support.js";
 
 /**
@@ -75,8 +75,8 @@ enable_nri = true
 nri_listen = "${dir}/nri.sock"
 nri_plugin_dir = "${dir}/nri/plugins"
 nri_plugin_config_dir = "${dir}/nri/conf.d"
-nri_plugin_registration_timeout = "10s"
-nri_plugin_request_timeout = "5s"
+nri_plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
+nri_plugin_request_timeout = "${NRI_TIMEOUTS.requestS}s"
 `;
 }
 

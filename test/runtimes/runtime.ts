@@ -4,6 +4,9 @@ import type { Flavour } from "../../src/testing/index.js";
 import type { PluginUnderTest } from "./plugins.js";
 import { ROOT } from "./support.js";
 
+/** The NRI timeouts every runtime is configured with, and test-plugin plays them with. */
+export const NRI_TIMEOUTS = { registrationS: 10, requestS: 5 } as const;
+
 /** A runtime started for one run, with a private config, state and log. */
 export interface RunningRuntime {
   /** unix:///path of its CRI socket. */

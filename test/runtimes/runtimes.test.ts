@@ -7,7 +7,7 @@ import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
 import { expectedCpuValue, lifecycle, type Observed, removeAllPods } from "./lifecycle.js";
 import { PLUGINS, type PluginUnderTest } from "./plugins.js";
-import { pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, build, NRI_WIRE, processesUnder, readText, logDir, removeWorkDir, runForExit, signal, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
@@ -44,18 +44,7 @@ function pluginLines(file: string): PluginLine[] {
     .map((l) => JSON.parse(l) as PluginLine);
 }
 
-/** `NRI plugin uses a deprecated interface.` lines of a log, as `<plugin> <Event>`. */
-function deprecationWarnings(log: string): string[] {
-  const re = /msg="NRI plugin uses a deprecated interface\." deprecated=StateChange details="does not implement a dedicated (\w+) RPC call" plugin=(\S+)/;
-  return readText(log)
-    .split("\n")
-    .flatMap((l) => {
-      const m = re.exec(l);
-      return m ? [`${m[2]} ${m[1]}`] : [];
-    });
-}
-
-/** Every deprecation warning of a log, as `<plugin>: <message> <details>` (the words of test-plugin's records). */
+/** The StateChange deprecation warnings of a log, as `<plugin>: <message> <details>` (test-plugin records the same words). */
 function loggedDeprecations(log: string): string[] {
   const re = /msg="([^"]*)" deprecated=StateChange details="([^"]*)" plugin=(\S+)/;
   return readText(log)
@@ -183,7 +172,7 @@ async function runOnce(s: Suite, p: PluginUnderTest, mode: Mode): Promise<Outcom
     await waitUntil(() => processesUnder(s.dir).length === 0, "", 15_000).catch(() => {
       for (const q of processesUnder(s.dir)) {
         leaks.push(`process ${q.pid} left behind: ${q.cmdline.slice(0, 200)}`);
-        process.kill(q.pid, "SIGKILL");
+        signal(q.pid, "SIGKILL");
       }
     });
     if (leaks.length > 0 && !failed) throw new Error(`runtimes: ${what} left behind: ${leaks.join("; ")}`);
@@ -216,7 +205,8 @@ function check(r: RuntimeUnderTest, p: PluginUnderTest, o: Outcome): void {
   expect(seen.cpu.value, seen.cpu.file).toBe(expectedCpuValue(seen.cpu.file, p.adjusts.cpuSharesOnUpdate));
   // Deprecation warnings exactly where the runtime owes them, and no NRI error.
   const id = `${p.idx}-${p.name}`;
-  expect(deprecationWarnings(o.log).sort(), where).toEqual(r.deprecationWarnings(p).map((e) => `${id} ${e}`).sort());
+  const warning = (e: string) => `${id}: NRI plugin uses a deprecated interface. does not implement a dedicated ${e} RPC call`;
+  expect(loggedDeprecations(o.log).sort(), where).toEqual(r.deprecationWarnings(p).map(warning).sort());
   expect(o.runtimeDeprecations.includes("io.containerd.deprecation/nri-plugin-interface"), where).toBe(r.deprecationWarnings(p).length > 0);
   expect(nriErrors(o.log), where).toEqual([]);
 }
@@ -267,15 +257,17 @@ async function checkCapture(r: RuntimeUnderTest, p: PluginUnderTest, o: Outcome)
 }
 
 /**
- * `nri-wire test-plugin --json` in the runtime's flavour on the plugin, which connects to the
- * runner's socket in the state directory (so a process left behind is found like any other).
+ * `nri-wire test-plugin --json` in the runtime's flavour and with its timeouts on the plugin, which
+ * connects to the runner's socket in the state directory (so a process left behind is found like
+ * any other).
  */
 async function testPlugin(s: Suite, p: PluginUnderTest): Promise<ConformanceReport> {
   const n = ++s.runs;
   const socket = join(s.dir, `test-plugin-${n}.sock`);
   const out = join(s.logs, `test-plugin-${n}.json`);
   const err = join(s.logs, `test-plugin-${n}.err`);
-  const args = ["test-plugin", "--json", "--flavour", s.runtime.flavour, "--socket", socket, "--name", p.name, "--idx", p.idx, "--", ...p.argv, "--socket", socket];
+  const timeouts = ["--registration-timeout", `${NRI_TIMEOUTS.registrationS * 1000}`, "--request-timeout", `${NRI_TIMEOUTS.requestS * 1000}`];
+  const args = ["test-plugin", "--json", "--flavour", s.runtime.flavour, ...timeouts, "--socket", socket, "--name", p.name, "--idx", p.idx, "--", ...p.argv, "--socket", socket];
   const what = `nri-wire test-plugin on ${p.label}`;
   const proc = startLogged("sh", ["-c", 'out=$1; shift; exec "$@" >"$out"', "sh", out, ...NRI_WIRE, ...args], err, { ...process.env, NRI_PLUGIN_NAME: p.name, NRI_PLUGIN_IDX: p.idx });
   const leaks: string[] = [];
@@ -286,7 +278,7 @@ async function testPlugin(s: Suite, p: PluginUnderTest): Promise<ConformanceRepo
     await waitUntil(() => processesUnder(s.dir).length === 0, "", 15_000).catch(() => {
       for (const q of processesUnder(s.dir)) {
         leaks.push(`process ${q.pid} left behind: ${q.cmdline.slice(0, 200)}`);
-        process.kill(q.pid, "SIGKILL");
+        signal(q.pid, "SIGKILL");
       }
     });
   }
@@ -313,10 +305,12 @@ function checkAgreement(s: Suite, p: PluginUnderTest, report: ConformanceReport)
     if (v === undefined) throw new Error(`runtimes: no passing ${mode} run of ${p.label} with ${s.runtime.name} to compare test-plugin with (run the whole ${s.runtime.name} suite)`);
     return v;
   });
-  const flavour = report.flavours.find((f) => f.flavour === s.runtime.flavour);
-  const failed = flavour?.checks.filter((c) => c.status === "fail");
+  expect(report.flavours.map((f) => f.flavour)).toEqual([s.runtime.flavour]);
+  const flavour = report.flavours[0]!;
+  const failed = flavour.checks.filter((c) => c.status === "fail");
   expect(report.passed, JSON.stringify(failed, null, 2)).toBe(did.every((v) => v.accepted));
-  for (const v of did) expect(flavour?.deprecations.map((d) => `${d.plugin}: ${d.message} ${d.detail}`).sort()).toEqual([...v.deprecations].sort());
+  const recorded = flavour.deprecations.map((d) => `${d.plugin}: ${d.message} ${d.detail}`).sort();
+  for (const v of did) expect(recorded).toEqual([...v.deprecations].sort());
 }
 
 /** The runtimes, by the name build.sh takes; NRI_WIRE_RUNTIMES=containerd (comma-separated) picks some. */
