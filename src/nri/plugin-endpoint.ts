@@ -1,20 +1,21 @@
 import type { Duplex } from "node:stream";
-import { type DescMessage, type MessageShape, create } from "@bufbuild/protobuf";
+import type { MessageShape } from "@bufbuild/protobuf";
+import type { Plugin } from "../../gen/v1beta1/api_pb.js";
 import {
   type ConfigureRequest,
   type ConfigureResponse,
+  ConfigureResponseSchema,
   type Container,
   type ContainerEviction,
   type ContainerUpdate,
   type FailurePolicy,
-  Plugin,
   type PodSandbox,
-  RegisterPluginRequestSchema,
   type SynchronizeRequest,
+  SynchronizeRequestSchema,
   UpdateContainersRequestSchema,
-  UpdateContainersResponseSchema,
-} from "../../gen/v1beta1/api_pb.js";
-import "../../gen/v1beta1/api_codec.js"; // registers the generated codecs of the messages below
+  services_v1beta1_api,
+} from "../../gen/v1beta1/api_lite.js";
+import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { packages, responseToV1alpha1, stateChangeEraMethods, toV1beta1, type Version } from "../translate/index.js";
@@ -22,8 +23,9 @@ import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { type Loose, toMessage } from "./helpers/loose.js";
-import { fromBinary, toBinary } from "../wire/codec.js";
+import { type Loose, toGeneratedMessage, toMessage } from "./helpers/loose.js";
+import { create } from "../wire/create.js";
+import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "./nri-releases.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
@@ -113,21 +115,34 @@ const defaultLog: PluginLog = (level, message) => {
   if (level !== "info") process.stderr.write(`${message}\n`);
 };
 
+/** A v1beta1 Plugin method: its handler name and the generated code of its request and response. */
+interface PluginMethod {
+  readonly localName: string;
+  readonly input: GeneratedMessage;
+  readonly output: GeneratedMessage;
+}
+
+function generated(typeName: string): GeneratedMessage {
+  const g = generatedMessage(typeName);
+  if (g === undefined) throw new Error(`nri: no generated code for ${typeName}`);
+  return g;
+}
+
+/** The Plugin methods by wire name, from the generated method table (no service descriptor). */
+const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
+  services_v1beta1_api.Plugin.methods.map((m) => [m.name, { localName: m.localName, input: generated(m.input), output: generated(m.output) }]),
+);
+
 /** Runs a typed handler on raw bytes. */
-async function invoke(
-  schemaIn: DescMessage,
-  schemaOut: DescMessage,
-  payload: Uint8Array,
-  run: (req: MessageShape<DescMessage>) => unknown,
-): Promise<Uint8Array> {
-  let req: MessageShape<DescMessage>;
+async function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Promise<Uint8Array> {
+  let req: unknown;
   try {
-    req = fromBinary(schemaIn, payload);
+    req = method.input.decode(payload);
   } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${schemaIn.typeName}: ${(e as Error).message}`, { cause: e });
+    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${method.input.typeName}: ${(e as Error).message}`, { cause: e });
   }
-  const out = await run(req);
-  return toBinary(schemaOut, toMessage(schemaOut, out as never));
+  const out = await run(req as never);
+  return method.output.encode(toGeneratedMessage(method.output, out) as never);
 }
 
 /**
@@ -230,10 +245,7 @@ export class NriPlugin {
   }
 
   private async register(): Promise<void> {
-    const payload = toBinary(
-      RegisterPluginRequestSchema,
-      create(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION }),
-    );
+    const payload = encodeRegisterPluginRequest({ pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION });
     const client = this.runtimeClient!;
     if (this.dialect === "v1beta1") {
       try {
@@ -262,8 +274,8 @@ export class NriPlugin {
     const client = this.runtimeClient;
     if (client === undefined || this.runtimeApi === undefined) throw new Error(`nri: plugin ${this.id}: not registered`);
     const req = toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] });
-    const res = await client.call(`${packages[this.runtimeApi]}.Runtime`, "UpdateContainers", toBinary(UpdateContainersRequestSchema, req));
-    return fromBinary(UpdateContainersResponseSchema, res).failed;
+    const res = await client.call(`${packages[this.runtimeApi]}.Runtime`, "UpdateContainers", encodeUpdateContainersRequest(req));
+    return decodeUpdateContainersResponse(res).failed;
   }
 
   /** Closes the connection; `closed` and onClose report `reason`. */
@@ -308,12 +320,12 @@ export class NriPlugin {
     const server = new Server();
     if (this.dialect === "v1beta1") {
       const beta: Record<string, RawMethod> = {};
-      for (const m of Plugin.methods) beta[m.name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(m.name, payload, ctx, "v1beta1") };
+      for (const name of pluginMethods.keys()) beta[name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(name, payload, ctx, "v1beta1") };
       server.register(`${packages.v1beta1}.Plugin`, beta);
     }
     const alphaService = `${packages.v1alpha1}.Plugin`;
     const alpha: Record<string, RawMethod> = {};
-    const names = this.dialect === "statechange" ? stateChangeEraMethods : [...Plugin.methods.map((m) => m.name), "StateChange"];
+    const names = this.dialect === "statechange" ? stateChangeEraMethods : [...pluginMethods.keys(), "StateChange"];
     for (const name of names) {
       alpha[name] = {
         kind: "unary",
@@ -330,16 +342,16 @@ export class NriPlugin {
 
   /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
   private async dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
-    const desc = Plugin.methods.find((m) => m.name === method);
+    const desc = pluginMethods.get(method);
     if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
     switch (method) {
       case "Configure":
-        return invoke(desc.input, desc.output, payload, (req) => this.configure(req as ConfigureRequest, ctx, via));
+        return invoke(desc, payload, (req: ConfigureRequest) => this.configure(req, ctx, via));
       case "Synchronize":
-        return invoke(desc.input, desc.output, payload, async (req) => {
+        return invoke(desc, payload, async (req: SynchronizeRequest) => {
           try {
-            return await this.guard(method, () => this.synchronize(req as SynchronizeRequest, ctx));
+            return await this.guard(method, () => this.synchronize(req, ctx));
           } catch (e) {
             // Before the plugin is up, a failed Synchronize is why the runtime drops it.
             if (!this.isSynchronized) this.configureError ??= new Error(`nri: plugin ${this.id}: synchronize failed: ${(e as Error).message}`, { cause: e });
@@ -349,7 +361,7 @@ export class NriPlugin {
       default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
         const handler = h[desc.localName];
-        return invoke(desc.input, desc.output, payload, (req) => (handler === undefined ? undefined : this.guard(method, () => handler(req as never, ctx))));
+        return invoke(desc, payload, (req) => (handler === undefined ? undefined : this.guard(method, () => handler(req, ctx))));
       }
     }
   }
@@ -394,7 +406,7 @@ export class NriPlugin {
     }
     this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };
 
-    const custom = toMessage(Plugin.method.configure.output, (await this.handlers.configure?.(req, ctx)) as never);
+    const custom = toMessage(ConfigureResponseSchema, (await this.handlers.configure?.(req, ctx)) as never);
     // Like the Go stub: 0 from the handler means "the events I have handlers for".
     let events = custom.events === 0 ? this.events : custom.events;
     if ((events & ~VALID_EVENTS_MASK) !== 0 || (events & ~this.events) !== 0) {
@@ -412,8 +424,8 @@ export class NriPlugin {
       events &= ~unknown;
     }
     this.subscribedMask = events;
-    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(Plugin.method.configure.output, { failurePolicy: this.options.failurePolicy }).failurePolicy);
-    return toMessage(Plugin.method.configure.output, failurePolicy === undefined ? { events } : { events, failurePolicy });
+    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(ConfigureResponseSchema, { failurePolicy: this.options.failurePolicy }).failurePolicy);
+    return toMessage(ConfigureResponseSchema, failurePolicy === undefined ? { events } : { events, failurePolicy });
   }
 
   /** Accumulates chunks sent with `more` and hands the handler everything once. */
@@ -421,7 +433,7 @@ export class NriPlugin {
     this.syncPods.push(...req.pods);
     this.syncContainers.push(...req.containers);
     if (req.more) return { more: true };
-    const whole = create(Plugin.method.synchronize.input, { pods: this.syncPods, containers: this.syncContainers, more: false });
+    const whole = create(SynchronizeRequestSchema, { pods: this.syncPods, containers: this.syncContainers, more: false });
     this.syncPods = [];
     this.syncContainers = [];
     const out = await this.handlers.synchronize?.(whole, ctx);
