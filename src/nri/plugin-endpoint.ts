@@ -18,7 +18,7 @@ import {
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
-import { packages, responseToV1alpha1, stateChangeEraMethods, toV1beta1, type Version } from "../translate/index.js";
+import { type Version, packages } from "../translate/packages.js";
 import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
@@ -114,6 +114,15 @@ export function eventsOf(handlers: PluginHandlers): number {
 const defaultLog: PluginLog = (level, message) => {
   if (level !== "info") process.stderr.write(`${message}\n`);
 };
+
+/*
+ * Translation is loaded when a v1alpha1 runtime first calls (or for the older dialects): a
+ * plugin of a v1beta1 runtime never needs it, nor the v1alpha1 method tables it reads.
+ */
+let translateModule: Promise<typeof import("../translate/index.js")> | undefined;
+function translation(): Promise<typeof import("../translate/index.js")> {
+  return (translateModule ??= import("../translate/index.js"));
+}
 
 /** A v1beta1 Plugin method: its handler name and the generated code of its request and response. */
 interface PluginMethod {
@@ -216,6 +225,8 @@ export class NriPlugin {
    * the plugin; rejects (and closes) if that fails or takes longer than the registration timeout.
    */
   async start(): Promise<void> {
+    // Before connecting: nothing may come between the mux's creation and the server's.
+    const stateChangeEra = this.dialect === "statechange" ? (await translation()).stateChangeEraMethods : undefined;
     const env = this.options.env ?? process.env;
     const socket =
       this.options.socket ??
@@ -225,7 +236,7 @@ export class NriPlugin {
     this.mux = mux;
     void mux.closed.then((reason) => this.finish(reason));
     // Serve before registering: the runtime may send Configure before it answers RegisterPlugin.
-    this.serve().serve(mux.open(PLUGIN_SERVICE_CONN));
+    this.serve(stateChangeEra).serve(mux.open(PLUGIN_SERVICE_CONN));
     this.runtimeClient = new Client(mux.open(RUNTIME_SERVICE_CONN));
     const timeoutMs = this.options.registrationTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
@@ -316,7 +327,7 @@ export class NriPlugin {
   }
 
   /** The ttrpc server of conn 1: v1beta1 and/or v1alpha1 Plugin services per the dialect. */
-  private serve(): Server {
+  private serve(stateChangeEraMethods: readonly string[] | undefined): Server {
     const server = new Server();
     if (this.dialect === "v1beta1") {
       const beta: Record<string, RawMethod> = {};
@@ -325,11 +336,12 @@ export class NriPlugin {
     }
     const alphaService = `${packages.v1alpha1}.Plugin`;
     const alpha: Record<string, RawMethod> = {};
-    const names = this.dialect === "statechange" ? stateChangeEraMethods : [...pluginMethods.keys(), "StateChange"];
+    const names = stateChangeEraMethods ?? [...pluginMethods.keys(), "StateChange"];
     for (const name of names) {
       alpha[name] = {
         kind: "unary",
         handler: async (payload, ctx) => {
+          const { toV1beta1, responseToV1alpha1 } = await translation();
           const call = toV1beta1({ service: alphaService, method: name, payload });
           const answer = await this.dispatch(call.method, call.payload, ctx, "v1alpha1");
           return responseToV1alpha1({ service: alphaService, method: name }, answer).payload;

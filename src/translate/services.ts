@@ -1,15 +1,9 @@
 import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
 import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { TranslateError } from "./errors.js";
+import { type Version, packages } from "./packages.js";
 
-/** The two protocol revisions. */
-export type Version = "v1alpha1" | "v1beta1";
-
-/** The protobuf package of each revision. */
-export const packages: Readonly<Record<Version, string>> = {
-  v1alpha1: "nri.pkg.api.v1alpha1",
-  v1beta1: "nri.pkg.api.v1beta1",
-};
+export { type Version, packages };
 
 /** The services both revisions define, by short name. */
 export const serviceNames: readonly string[] = ["Runtime", "Plugin", "HostFunctions"];
