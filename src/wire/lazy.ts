@@ -11,6 +11,40 @@ import { createRequire } from "node:module";
 type Namespace = Readonly<Record<string, unknown>>;
 
 const provided = new Map<string, Namespace>();
+
+/** What a stand-in knows before loading: its kind and type name, and how to get the real one. */
+interface Shell {
+  readonly kind: string;
+  readonly typeName: string | undefined;
+  readonly resolve: () => object;
+}
+
+const shells = new WeakMap<object, Shell>();
+
+function shellOf(target: object): Shell {
+  return shells.get(target)!;
+}
+
+/* One handler for every stand-in: the proxy's target is an empty object keyed to its shell. */
+const handler: ProxyHandler<object> = {
+  get: (t, p) => {
+    const s = shellOf(t);
+    if (p === "kind") return s.kind;
+    if (p === "typeName" && s.typeName !== undefined) return s.typeName;
+    return Reflect.get(s.resolve(), p);
+  },
+  has: (t, p) => Reflect.has(shellOf(t).resolve(), p),
+  ownKeys: (t) => Reflect.ownKeys(shellOf(t).resolve()),
+  getOwnPropertyDescriptor: (t, p) => {
+    const d = Reflect.getOwnPropertyDescriptor(shellOf(t).resolve(), p);
+    return d === undefined ? undefined : { ...d, configurable: true };
+  },
+  getPrototypeOf: (t) => Reflect.getPrototypeOf(shellOf(t).resolve()),
+  set: (t, p, v) => Reflect.set(shellOf(t).resolve(), p, v),
+  defineProperty: (t, p, d) => Reflect.defineProperty(shellOf(t).resolve(), p, d),
+  deleteProperty: (t, p) => Reflect.deleteProperty(shellOf(t).resolve(), p),
+};
+
 const real = new WeakMap<object, () => object>();
 
 /**
@@ -43,22 +77,11 @@ export function lazySchemas(proto: string, base: string, specifier: string): <T 
   return <T extends object>(exportName: string, kind: string, typeName?: string): T => {
     let target: object | undefined;
     const resolve = (): object => (target ??= load()[exportName] as object);
-    const known: Record<string, string> = typeName === undefined ? { kind } : { kind, typeName };
-    const proxy = new Proxy(Object.create(null) as object, {
-      get: (_, p) => (typeof p === "string" && p in known ? known[p] : Reflect.get(resolve(), p)),
-      has: (_, p) => Reflect.has(resolve(), p),
-      ownKeys: () => Reflect.ownKeys(resolve()),
-      getOwnPropertyDescriptor: (_, p) => {
-        const d = Reflect.getOwnPropertyDescriptor(resolve(), p);
-        return d === undefined ? undefined : { ...d, configurable: true };
-      },
-      getPrototypeOf: () => Reflect.getPrototypeOf(resolve()),
-      set: (_, p, v) => Reflect.set(resolve(), p, v),
-      defineProperty: (_, p, d) => Reflect.defineProperty(resolve(), p, d),
-      deleteProperty: (_, p) => Reflect.deleteProperty(resolve(), p),
-    }) as T;
+    const shell = Object.create(null) as object;
+    shells.set(shell, { kind, typeName, resolve });
+    const proxy = new Proxy(shell, handler);
     real.set(proxy, resolve);
-    return proxy;
+    return proxy as T;
   };
 }
 
