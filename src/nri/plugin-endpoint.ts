@@ -269,6 +269,8 @@ export class NriPlugin {
         }
       }
     }
+    // A v1alpha1 runtime's calls all need translation: load it while registration is in flight.
+    translation().catch(() => undefined); // a failure surfaces where the module is used
     try {
       await client.call(`${packages.v1alpha1}.Runtime`, "RegisterPlugin", payload);
       this.runtimeApi = "v1alpha1";
