@@ -15,12 +15,42 @@ import type { file_ttrpc_request as file_ttrpc_request$1, KeyValue as KeyValue$1
 
 const lazy = lazySchemas("ttrpc/request.proto", import.meta.url, "./request_pb.js");
 
+/** Describes the file ttrpc/request.proto; loaded on first use. */
 export const file_ttrpc_request: typeof file_ttrpc_request$1 = lazy("file_ttrpc_request", "file");
+
+/**
+ * One call: which method of which service, its encoded argument, the caller's remaining time
+ * (nanoseconds, 0 for none) and metadata.
+ *
+ * @generated from message ttrpc.Request
+ */
 export type Request = Request$1;
+/** Describes the message ttrpc.Request; loaded on first use. Use `create(RequestSchema)` to create a new message. */
 export const RequestSchema: typeof RequestSchema$1 = lazy("RequestSchema", "message", "ttrpc.Request");
+
+/**
+ * The outcome of a call. A successful response has no status at all.
+ *
+ * @generated from message ttrpc.Response
+ */
 export type Response = Response$1;
+/** Describes the message ttrpc.Response; loaded on first use. Use `create(ResponseSchema)` to create a new message. */
 export const ResponseSchema: typeof ResponseSchema$1 = lazy("ResponseSchema", "message", "ttrpc.Response");
+
+/**
+ * A list of strings, as metadata values are grouped by key.
+ *
+ * @generated from message ttrpc.StringList
+ */
 export type StringList = StringList$1;
+/** Describes the message ttrpc.StringList; loaded on first use. Use `create(StringListSchema)` to create a new message. */
 export const StringListSchema: typeof StringListSchema$1 = lazy("StringListSchema", "message", "ttrpc.StringList");
+
+/**
+ * One metadata entry; a key may appear more than once.
+ *
+ * @generated from message ttrpc.KeyValue
+ */
 export type KeyValue = KeyValue$1;
+/** Describes the message ttrpc.KeyValue; loaded on first use. Use `create(KeyValueSchema)` to create a new message. */
 export const KeyValueSchema: typeof KeyValueSchema$1 = lazy("KeyValueSchema", "message", "ttrpc.KeyValue");

@@ -22,211 +22,907 @@ import type { CDIDevice as CDIDevice$1, CDIDeviceSchema as CDIDeviceSchema$1, Co
 
 const lazy = lazySchemas("v1alpha1/api.proto", import.meta.url, "./api_pb.js");
 
+/** Describes the file v1alpha1/api.proto; loaded on first use. */
 export const file_v1alpha1_api: typeof file_v1alpha1_api$1 = lazy("file_v1alpha1_api", "file");
+
+/**
+ * Sent by a plugin on its runtime-side connection to announce itself.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.RegisterPluginRequest
+ */
 export type RegisterPluginRequest = RegisterPluginRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.RegisterPluginRequest; loaded on first use. Use `create(RegisterPluginRequestSchema)` to create a new message. */
 export const RegisterPluginRequestSchema: typeof RegisterPluginRequestSchema$1 = lazy("RegisterPluginRequestSchema", "message", "nri.pkg.api.v1alpha1.RegisterPluginRequest");
+
+/**
+ * Unsolicited container updates and evictions a plugin asks the runtime to apply.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.UpdateContainersRequest
+ */
 export type UpdateContainersRequest = UpdateContainersRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.UpdateContainersRequest; loaded on first use. Use `create(UpdateContainersRequestSchema)` to create a new message. */
 export const UpdateContainersRequestSchema: typeof UpdateContainersRequestSchema$1 = lazy("UpdateContainersRequestSchema", "message", "nri.pkg.api.v1alpha1.UpdateContainersRequest");
+
+/**
+ * The updates the runtime could not apply.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.UpdateContainersResponse
+ */
 export type UpdateContainersResponse = UpdateContainersResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.UpdateContainersResponse; loaded on first use. Use `create(UpdateContainersResponseSchema)` to create a new message. */
 export const UpdateContainersResponseSchema: typeof UpdateContainersResponseSchema$1 = lazy("UpdateContainersResponseSchema", "message", "nri.pkg.api.v1alpha1.UpdateContainersResponse");
+
+/**
+ * A log line from a WASM plugin, routed through the host.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LogRequest
+ */
 export type LogRequest = LogRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.LogRequest; loaded on first use. Use `create(LogRequestSchema)` to create a new message. */
 export const LogRequestSchema: typeof LogRequestSchema$1 = lazy("LogRequestSchema", "message", "nri.pkg.api.v1alpha1.LogRequest");
+
+/**
+ * Log levels.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.LogRequest.Level
+ */
 export type LogRequest_Level = LogRequest_Level$1;
+/**
+ * Log levels.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.LogRequest.Level
+ */
 export const LogRequest_Level = { "UNSPECIFIED": 0, "DEBUG": 1, "INFO": 2, "WARN": 3, "ERROR": 4, "0": "UNSPECIFIED", "1": "DEBUG", "2": "INFO", "3": "WARN", "4": "ERROR" } as unknown as typeof LogRequest_Level$1;
+/** Describes the enum nri.pkg.api.v1alpha1.LogRequest.Level; loaded on first use. */
 export const LogRequest_LevelSchema: typeof LogRequest_LevelSchema$1 = lazy("LogRequest_LevelSchema", "enum", "nri.pkg.api.v1alpha1.LogRequest.Level");
+
+/**
+ * First call to a plugin: its configuration and the runtime's identity and timeouts (milliseconds).
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ConfigureRequest
+ */
 export type ConfigureRequest = ConfigureRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.ConfigureRequest; loaded on first use. Use `create(ConfigureRequestSchema)` to create a new message. */
 export const ConfigureRequestSchema: typeof ConfigureRequestSchema$1 = lazy("ConfigureRequestSchema", "message", "nri.pkg.api.v1alpha1.ConfigureRequest");
+
+/**
+ * The plugin's subscription: a bit mask with bit (event - 1) set for each event it wants.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ConfigureResponse
+ */
 export type ConfigureResponse = ConfigureResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.ConfigureResponse; loaded on first use. Use `create(ConfigureResponseSchema)` to create a new message. */
 export const ConfigureResponseSchema: typeof ConfigureResponseSchema$1 = lazy("ConfigureResponseSchema", "message", "nri.pkg.api.v1alpha1.ConfigureResponse");
+
+/**
+ * A plugin's policy for transport failures (timeouts, lost connections, protocol errors).
+ * Errors the plugin returns itself are not covered: they always fail the request.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.FailurePolicy
+ */
 export type FailurePolicy = FailurePolicy$1;
+/** Describes the message nri.pkg.api.v1alpha1.FailurePolicy; loaded on first use. Use `create(FailurePolicySchema)` to create a new message. */
 export const FailurePolicySchema: typeof FailurePolicySchema$1 = lazy("FailurePolicySchema", "message", "nri.pkg.api.v1alpha1.FailurePolicy");
+
+/**
+ * The runtime's current pods and containers; `more` says another chunk follows.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.SynchronizeRequest
+ */
 export type SynchronizeRequest = SynchronizeRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.SynchronizeRequest; loaded on first use. Use `create(SynchronizeRequestSchema)` to create a new message. */
 export const SynchronizeRequestSchema: typeof SynchronizeRequestSchema$1 = lazy("SynchronizeRequestSchema", "message", "nri.pkg.api.v1alpha1.SynchronizeRequest");
+
+/**
+ * Updates a plugin wants applied after synchronization; `more` asks for the next chunk.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.SynchronizeResponse
+ */
 export type SynchronizeResponse = SynchronizeResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.SynchronizeResponse; loaded on first use. Use `create(SynchronizeResponseSchema)` to create a new message. */
 export const SynchronizeResponseSchema: typeof SynchronizeResponseSchema$1 = lazy("SynchronizeResponseSchema", "message", "nri.pkg.api.v1alpha1.SynchronizeResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.RunPodSandboxRequest
+ */
 export type RunPodSandboxRequest = RunPodSandboxRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.RunPodSandboxRequest; loaded on first use. Use `create(RunPodSandboxRequestSchema)` to create a new message. */
 export const RunPodSandboxRequestSchema: typeof RunPodSandboxRequestSchema$1 = lazy("RunPodSandboxRequestSchema", "message", "nri.pkg.api.v1alpha1.RunPodSandboxRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.RunPodSandboxResponse
+ */
 export type RunPodSandboxResponse = RunPodSandboxResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.RunPodSandboxResponse; loaded on first use. Use `create(RunPodSandboxResponseSchema)` to create a new message. */
 export const RunPodSandboxResponseSchema: typeof RunPodSandboxResponseSchema$1 = lazy("RunPodSandboxResponseSchema", "message", "nri.pkg.api.v1alpha1.RunPodSandboxResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.UpdatePodSandboxRequest
+ */
 export type UpdatePodSandboxRequest = UpdatePodSandboxRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.UpdatePodSandboxRequest; loaded on first use. Use `create(UpdatePodSandboxRequestSchema)` to create a new message. */
 export const UpdatePodSandboxRequestSchema: typeof UpdatePodSandboxRequestSchema$1 = lazy("UpdatePodSandboxRequestSchema", "message", "nri.pkg.api.v1alpha1.UpdatePodSandboxRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.UpdatePodSandboxResponse
+ */
 export type UpdatePodSandboxResponse = UpdatePodSandboxResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.UpdatePodSandboxResponse; loaded on first use. Use `create(UpdatePodSandboxResponseSchema)` to create a new message. */
 export const UpdatePodSandboxResponseSchema: typeof UpdatePodSandboxResponseSchema$1 = lazy("UpdatePodSandboxResponseSchema", "message", "nri.pkg.api.v1alpha1.UpdatePodSandboxResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest
+ */
 export type PostUpdatePodSandboxRequest = PostUpdatePodSandboxRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest; loaded on first use. Use `create(PostUpdatePodSandboxRequestSchema)` to create a new message. */
 export const PostUpdatePodSandboxRequestSchema: typeof PostUpdatePodSandboxRequestSchema$1 = lazy("PostUpdatePodSandboxRequestSchema", "message", "nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse
+ */
 export type PostUpdatePodSandboxResponse = PostUpdatePodSandboxResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse; loaded on first use. Use `create(PostUpdatePodSandboxResponseSchema)` to create a new message. */
 export const PostUpdatePodSandboxResponseSchema: typeof PostUpdatePodSandboxResponseSchema$1 = lazy("PostUpdatePodSandboxResponseSchema", "message", "nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.StopPodSandboxRequest
+ */
 export type StopPodSandboxRequest = StopPodSandboxRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.StopPodSandboxRequest; loaded on first use. Use `create(StopPodSandboxRequestSchema)` to create a new message. */
 export const StopPodSandboxRequestSchema: typeof StopPodSandboxRequestSchema$1 = lazy("StopPodSandboxRequestSchema", "message", "nri.pkg.api.v1alpha1.StopPodSandboxRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.StopPodSandboxResponse
+ */
 export type StopPodSandboxResponse = StopPodSandboxResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.StopPodSandboxResponse; loaded on first use. Use `create(StopPodSandboxResponseSchema)` to create a new message. */
 export const StopPodSandboxResponseSchema: typeof StopPodSandboxResponseSchema$1 = lazy("StopPodSandboxResponseSchema", "message", "nri.pkg.api.v1alpha1.StopPodSandboxResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.RemovePodSandboxRequest
+ */
 export type RemovePodSandboxRequest = RemovePodSandboxRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.RemovePodSandboxRequest; loaded on first use. Use `create(RemovePodSandboxRequestSchema)` to create a new message. */
 export const RemovePodSandboxRequestSchema: typeof RemovePodSandboxRequestSchema$1 = lazy("RemovePodSandboxRequestSchema", "message", "nri.pkg.api.v1alpha1.RemovePodSandboxRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.RemovePodSandboxResponse
+ */
 export type RemovePodSandboxResponse = RemovePodSandboxResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.RemovePodSandboxResponse; loaded on first use. Use `create(RemovePodSandboxResponseSchema)` to create a new message. */
 export const RemovePodSandboxResponseSchema: typeof RemovePodSandboxResponseSchema$1 = lazy("RemovePodSandboxResponseSchema", "message", "nri.pkg.api.v1alpha1.RemovePodSandboxResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.CreateContainerRequest
+ */
 export type CreateContainerRequest = CreateContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.CreateContainerRequest; loaded on first use. Use `create(CreateContainerRequestSchema)` to create a new message. */
 export const CreateContainerRequestSchema: typeof CreateContainerRequestSchema$1 = lazy("CreateContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.CreateContainerRequest");
+
+/**
+ * Changes to the container being created, plus updates and evictions of others.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.CreateContainerResponse
+ */
 export type CreateContainerResponse = CreateContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.CreateContainerResponse; loaded on first use. Use `create(CreateContainerResponseSchema)` to create a new message. */
 export const CreateContainerResponseSchema: typeof CreateContainerResponseSchema$1 = lazy("CreateContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.CreateContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostCreateContainerRequest
+ */
 export type PostCreateContainerRequest = PostCreateContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostCreateContainerRequest; loaded on first use. Use `create(PostCreateContainerRequestSchema)` to create a new message. */
 export const PostCreateContainerRequestSchema: typeof PostCreateContainerRequestSchema$1 = lazy("PostCreateContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.PostCreateContainerRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostCreateContainerResponse
+ */
 export type PostCreateContainerResponse = PostCreateContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostCreateContainerResponse; loaded on first use. Use `create(PostCreateContainerResponseSchema)` to create a new message. */
 export const PostCreateContainerResponseSchema: typeof PostCreateContainerResponseSchema$1 = lazy("PostCreateContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.PostCreateContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.StartContainerRequest
+ */
 export type StartContainerRequest = StartContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.StartContainerRequest; loaded on first use. Use `create(StartContainerRequestSchema)` to create a new message. */
 export const StartContainerRequestSchema: typeof StartContainerRequestSchema$1 = lazy("StartContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.StartContainerRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.StartContainerResponse
+ */
 export type StartContainerResponse = StartContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.StartContainerResponse; loaded on first use. Use `create(StartContainerResponseSchema)` to create a new message. */
 export const StartContainerResponseSchema: typeof StartContainerResponseSchema$1 = lazy("StartContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.StartContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostStartContainerRequest
+ */
 export type PostStartContainerRequest = PostStartContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostStartContainerRequest; loaded on first use. Use `create(PostStartContainerRequestSchema)` to create a new message. */
 export const PostStartContainerRequestSchema: typeof PostStartContainerRequestSchema$1 = lazy("PostStartContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.PostStartContainerRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostStartContainerResponse
+ */
 export type PostStartContainerResponse = PostStartContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostStartContainerResponse; loaded on first use. Use `create(PostStartContainerResponseSchema)` to create a new message. */
 export const PostStartContainerResponseSchema: typeof PostStartContainerResponseSchema$1 = lazy("PostStartContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.PostStartContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.UpdateContainerRequest
+ */
 export type UpdateContainerRequest = UpdateContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.UpdateContainerRequest; loaded on first use. Use `create(UpdateContainerRequestSchema)` to create a new message. */
 export const UpdateContainerRequestSchema: typeof UpdateContainerRequestSchema$1 = lazy("UpdateContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.UpdateContainerRequest");
+
+/**
+ * Updates and evictions in answer to a container update.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.UpdateContainerResponse
+ */
 export type UpdateContainerResponse = UpdateContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.UpdateContainerResponse; loaded on first use. Use `create(UpdateContainerResponseSchema)` to create a new message. */
 export const UpdateContainerResponseSchema: typeof UpdateContainerResponseSchema$1 = lazy("UpdateContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.UpdateContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostUpdateContainerRequest
+ */
 export type PostUpdateContainerRequest = PostUpdateContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostUpdateContainerRequest; loaded on first use. Use `create(PostUpdateContainerRequestSchema)` to create a new message. */
 export const PostUpdateContainerRequestSchema: typeof PostUpdateContainerRequestSchema$1 = lazy("PostUpdateContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.PostUpdateContainerRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.PostUpdateContainerResponse
+ */
 export type PostUpdateContainerResponse = PostUpdateContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.PostUpdateContainerResponse; loaded on first use. Use `create(PostUpdateContainerResponseSchema)` to create a new message. */
 export const PostUpdateContainerResponseSchema: typeof PostUpdateContainerResponseSchema$1 = lazy("PostUpdateContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.PostUpdateContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.StopContainerRequest
+ */
 export type StopContainerRequest = StopContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.StopContainerRequest; loaded on first use. Use `create(StopContainerRequestSchema)` to create a new message. */
 export const StopContainerRequestSchema: typeof StopContainerRequestSchema$1 = lazy("StopContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.StopContainerRequest");
+
+/**
+ * Updates to other containers once one has stopped.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.StopContainerResponse
+ */
 export type StopContainerResponse = StopContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.StopContainerResponse; loaded on first use. Use `create(StopContainerResponseSchema)` to create a new message. */
 export const StopContainerResponseSchema: typeof StopContainerResponseSchema$1 = lazy("StopContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.StopContainerResponse");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.RemoveContainerRequest
+ */
 export type RemoveContainerRequest = RemoveContainerRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.RemoveContainerRequest; loaded on first use. Use `create(RemoveContainerRequestSchema)` to create a new message. */
 export const RemoveContainerRequestSchema: typeof RemoveContainerRequestSchema$1 = lazy("RemoveContainerRequestSchema", "message", "nri.pkg.api.v1alpha1.RemoveContainerRequest");
+
+/**
+ * @generated from message nri.pkg.api.v1alpha1.RemoveContainerResponse
+ */
 export type RemoveContainerResponse = RemoveContainerResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.RemoveContainerResponse; loaded on first use. Use `create(RemoveContainerResponseSchema)` to create a new message. */
 export const RemoveContainerResponseSchema: typeof RemoveContainerResponseSchema$1 = lazy("RemoveContainerResponseSchema", "message", "nri.pkg.api.v1alpha1.RemoveContainerResponse");
+
+/**
+ * One lifecycle event in the generic form used before dedicated calls existed.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.StateChangeEvent
+ */
 export type StateChangeEvent = StateChangeEvent$1;
+/** Describes the message nri.pkg.api.v1alpha1.StateChangeEvent; loaded on first use. Use `create(StateChangeEventSchema)` to create a new message. */
 export const StateChangeEventSchema: typeof StateChangeEventSchema$1 = lazy("StateChangeEventSchema", "message", "nri.pkg.api.v1alpha1.StateChangeEvent");
+
+/**
+ * The combined result of all plugins for a new container, for validating plugins to accept or reject.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest
+ */
 export type ValidateContainerAdjustmentRequest = ValidateContainerAdjustmentRequest$1;
+/** Describes the message nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest; loaded on first use. Use `create(ValidateContainerAdjustmentRequestSchema)` to create a new message. */
 export const ValidateContainerAdjustmentRequestSchema: typeof ValidateContainerAdjustmentRequestSchema$1 = lazy("ValidateContainerAdjustmentRequestSchema", "message", "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest");
+
+/**
+ * A plugin taking part in an adjustment.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.PluginInstance
+ */
 export type PluginInstance = PluginInstance$1;
+/** Describes the message nri.pkg.api.v1alpha1.PluginInstance; loaded on first use. Use `create(PluginInstanceSchema)` to create a new message. */
 export const PluginInstanceSchema: typeof PluginInstanceSchema$1 = lazy("PluginInstanceSchema", "message", "nri.pkg.api.v1alpha1.PluginInstance");
+
+/**
+ * A validator's verdict; `reason` explains a rejection.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse
+ */
 export type ValidateContainerAdjustmentResponse = ValidateContainerAdjustmentResponse$1;
+/** Describes the message nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse; loaded on first use. Use `create(ValidateContainerAdjustmentResponseSchema)` to create a new message. */
 export const ValidateContainerAdjustmentResponseSchema: typeof ValidateContainerAdjustmentResponseSchema$1 = lazy("ValidateContainerAdjustmentResponseSchema", "message", "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse");
+
+/**
+ * The shared empty message of this version.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.Empty
+ */
 export type Empty = Empty$1;
+/** Describes the message nri.pkg.api.v1alpha1.Empty; loaded on first use. Use `create(EmptySchema)` to create a new message. */
 export const EmptySchema: typeof EmptySchema$1 = lazy("EmptySchema", "message", "nri.pkg.api.v1alpha1.Empty");
+
+/**
+ * A pod as the runtime sees it.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.PodSandbox
+ */
 export type PodSandbox = PodSandbox$1;
+/** Describes the message nri.pkg.api.v1alpha1.PodSandbox; loaded on first use. Use `create(PodSandboxSchema)` to create a new message. */
 export const PodSandboxSchema: typeof PodSandboxSchema$1 = lazy("PodSandboxSchema", "message", "nri.pkg.api.v1alpha1.PodSandbox");
+
+/**
+ * Linux-specific state of a pod.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxPodSandbox
+ */
 export type LinuxPodSandbox = LinuxPodSandbox$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxPodSandbox; loaded on first use. Use `create(LinuxPodSandboxSchema)` to create a new message. */
 export const LinuxPodSandboxSchema: typeof LinuxPodSandboxSchema$1 = lazy("LinuxPodSandboxSchema", "message", "nri.pkg.api.v1alpha1.LinuxPodSandbox");
+
+/**
+ * A container as the runtime sees it.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.Container
+ */
 export type Container = Container$1;
+/** Describes the message nri.pkg.api.v1alpha1.Container; loaded on first use. Use `create(ContainerSchema)` to create a new message. */
 export const ContainerSchema: typeof ContainerSchema$1 = lazy("ContainerSchema", "message", "nri.pkg.api.v1alpha1.Container");
+
+/**
+ * The image a container runs.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.Image
+ */
 export type Image = Image$1;
+/** Describes the message nri.pkg.api.v1alpha1.Image; loaded on first use. Use `create(ImageSchema)` to create a new message. */
 export const ImageSchema: typeof ImageSchema$1 = lazy("ImageSchema", "message", "nri.pkg.api.v1alpha1.Image");
+
+/**
+ * A mount of an OCI runtime spec.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.Mount
+ */
 export type Mount = Mount$1;
+/** Describes the message nri.pkg.api.v1alpha1.Mount; loaded on first use. Use `create(MountSchema)` to create a new message. */
 export const MountSchema: typeof MountSchema$1 = lazy("MountSchema", "message", "nri.pkg.api.v1alpha1.Mount");
+
+/**
+ * OCI hooks, by the point at which they run.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.Hooks
+ */
 export type Hooks = Hooks$1;
+/** Describes the message nri.pkg.api.v1alpha1.Hooks; loaded on first use. Use `create(HooksSchema)` to create a new message. */
 export const HooksSchema: typeof HooksSchema$1 = lazy("HooksSchema", "message", "nri.pkg.api.v1alpha1.Hooks");
+
+/**
+ * One OCI hook.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.Hook
+ */
 export type Hook = Hook$1;
+/** Describes the message nri.pkg.api.v1alpha1.Hook; loaded on first use. Use `create(HookSchema)` to create a new message. */
 export const HookSchema: typeof HookSchema$1 = lazy("HookSchema", "message", "nri.pkg.api.v1alpha1.Hook");
+
+/**
+ * Linux-specific state of a container.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxContainer
+ */
 export type LinuxContainer = LinuxContainer$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxContainer; loaded on first use. Use `create(LinuxContainerSchema)` to create a new message. */
 export const LinuxContainerSchema: typeof LinuxContainerSchema$1 = lazy("LinuxContainerSchema", "message", "nri.pkg.api.v1alpha1.LinuxContainer");
+
+/**
+ * A Linux namespace to join or create.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxNamespace
+ */
 export type LinuxNamespace = LinuxNamespace$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxNamespace; loaded on first use. Use `create(LinuxNamespaceSchema)` to create a new message. */
 export const LinuxNamespaceSchema: typeof LinuxNamespaceSchema$1 = lazy("LinuxNamespaceSchema", "message", "nri.pkg.api.v1alpha1.LinuxNamespace");
+
+/**
+ * A device node made available to a container.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxDevice
+ */
 export type LinuxDevice = LinuxDevice$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxDevice; loaded on first use. Use `create(LinuxDeviceSchema)` to create a new message. */
 export const LinuxDeviceSchema: typeof LinuxDeviceSchema$1 = lazy("LinuxDeviceSchema", "message", "nri.pkg.api.v1alpha1.LinuxDevice");
+
+/**
+ * A device cgroup rule.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxDeviceCgroup
+ */
 export type LinuxDeviceCgroup = LinuxDeviceCgroup$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxDeviceCgroup; loaded on first use. Use `create(LinuxDeviceCgroupSchema)` to create a new message. */
 export const LinuxDeviceCgroupSchema: typeof LinuxDeviceCgroupSchema$1 = lazy("LinuxDeviceCgroupSchema", "message", "nri.pkg.api.v1alpha1.LinuxDeviceCgroup");
+
+/**
+ * A device injected through the Container Device Interface, by fully qualified name.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.CDIDevice
+ */
 export type CDIDevice = CDIDevice$1;
+/** Describes the message nri.pkg.api.v1alpha1.CDIDevice; loaded on first use. Use `create(CDIDeviceSchema)` to create a new message. */
 export const CDIDeviceSchema: typeof CDIDeviceSchema$1 = lazy("CDIDeviceSchema", "message", "nri.pkg.api.v1alpha1.CDIDevice");
+
+/**
+ * The user and groups a container runs as.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.User
+ */
 export type User = User$1;
+/** Describes the message nri.pkg.api.v1alpha1.User; loaded on first use. Use `create(UserSchema)` to create a new message. */
 export const UserSchema: typeof UserSchema$1 = lazy("UserSchema", "message", "nri.pkg.api.v1alpha1.User");
+
+/**
+ * Linux resource limits; unset wrappers mean "leave as is".
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxResources
+ */
 export type LinuxResources = LinuxResources$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxResources; loaded on first use. Use `create(LinuxResourcesSchema)` to create a new message. */
 export const LinuxResourcesSchema: typeof LinuxResourcesSchema$1 = lazy("LinuxResourcesSchema", "message", "nri.pkg.api.v1alpha1.LinuxResources");
+
+/**
+ * Memory cgroup settings.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxMemory
+ */
 export type LinuxMemory = LinuxMemory$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxMemory; loaded on first use. Use `create(LinuxMemorySchema)` to create a new message. */
 export const LinuxMemorySchema: typeof LinuxMemorySchema$1 = lazy("LinuxMemorySchema", "message", "nri.pkg.api.v1alpha1.LinuxMemory");
+
+/**
+ * CPU cgroup settings.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxCPU
+ */
 export type LinuxCPU = LinuxCPU$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxCPU; loaded on first use. Use `create(LinuxCPUSchema)` to create a new message. */
 export const LinuxCPUSchema: typeof LinuxCPUSchema$1 = lazy("LinuxCPUSchema", "message", "nri.pkg.api.v1alpha1.LinuxCPU");
+
+/**
+ * A hugetlb limit for one page size.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.HugepageLimit
+ */
 export type HugepageLimit = HugepageLimit$1;
+/** Describes the message nri.pkg.api.v1alpha1.HugepageLimit; loaded on first use. Use `create(HugepageLimitSchema)` to create a new message. */
 export const HugepageLimitSchema: typeof HugepageLimitSchema$1 = lazy("HugepageLimitSchema", "message", "nri.pkg.api.v1alpha1.HugepageLimit");
+
+/**
+ * A seccomp or AppArmor profile reference.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.SecurityProfile
+ */
 export type SecurityProfile = SecurityProfile$1;
+/** Describes the message nri.pkg.api.v1alpha1.SecurityProfile; loaded on first use. Use `create(SecurityProfileSchema)` to create a new message. */
 export const SecurityProfileSchema: typeof SecurityProfileSchema$1 = lazy("SecurityProfileSchema", "message", "nri.pkg.api.v1alpha1.SecurityProfile");
+
+/**
+ * Where a security profile comes from.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+ */
 export type SecurityProfile_ProfileType = SecurityProfile_ProfileType$1;
+/**
+ * Where a security profile comes from.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.SecurityProfile.ProfileType
+ */
 export const SecurityProfile_ProfileType = { "RUNTIME_DEFAULT": 0, "UNCONFINED": 1, "LOCALHOST": 2, "0": "RUNTIME_DEFAULT", "1": "UNCONFINED", "2": "LOCALHOST" } as unknown as typeof SecurityProfile_ProfileType$1;
+/** Describes the enum nri.pkg.api.v1alpha1.SecurityProfile.ProfileType; loaded on first use. */
 export const SecurityProfile_ProfileTypeSchema: typeof SecurityProfile_ProfileTypeSchema$1 = lazy("SecurityProfile_ProfileTypeSchema", "enum", "nri.pkg.api.v1alpha1.SecurityProfile.ProfileType");
+
+/**
+ * A process resource limit.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.POSIXRlimit
+ */
 export type POSIXRlimit = POSIXRlimit$1;
+/** Describes the message nri.pkg.api.v1alpha1.POSIXRlimit; loaded on first use. Use `create(POSIXRlimitSchema)` to create a new message. */
 export const POSIXRlimitSchema: typeof POSIXRlimitSchema$1 = lazy("POSIXRlimitSchema", "message", "nri.pkg.api.v1alpha1.POSIXRlimit");
+
+/**
+ * The pids cgroup limit.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxPids
+ */
 export type LinuxPids = LinuxPids$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxPids; loaded on first use. Use `create(LinuxPidsSchema)` to create a new message. */
 export const LinuxPidsSchema: typeof LinuxPidsSchema$1 = lazy("LinuxPidsSchema", "message", "nri.pkg.api.v1alpha1.LinuxPids");
+
+/**
+ * Block I/O scheduling class and priority.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxIOPriority
+ */
 export type LinuxIOPriority = LinuxIOPriority$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxIOPriority; loaded on first use. Use `create(LinuxIOPrioritySchema)` to create a new message. */
 export const LinuxIOPrioritySchema: typeof LinuxIOPrioritySchema$1 = lazy("LinuxIOPrioritySchema", "message", "nri.pkg.api.v1alpha1.LinuxIOPriority");
+
+/**
+ * A network device moved into a container.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxNetDevice
+ */
 export type LinuxNetDevice = LinuxNetDevice$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxNetDevice; loaded on first use. Use `create(LinuxNetDeviceSchema)` to create a new message. */
 export const LinuxNetDeviceSchema: typeof LinuxNetDeviceSchema$1 = lazy("LinuxNetDeviceSchema", "message", "nri.pkg.api.v1alpha1.LinuxNetDevice");
+
+/**
+ * Process scheduling policy and parameters.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxScheduler
+ */
 export type LinuxScheduler = LinuxScheduler$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxScheduler; loaded on first use. Use `create(LinuxSchedulerSchema)` to create a new message. */
 export const LinuxSchedulerSchema: typeof LinuxSchedulerSchema$1 = lazy("LinuxSchedulerSchema", "message", "nri.pkg.api.v1alpha1.LinuxScheduler");
+
+/**
+ * Changes a plugin makes to a container being created.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ContainerAdjustment
+ */
 export type ContainerAdjustment = ContainerAdjustment$1;
+/** Describes the message nri.pkg.api.v1alpha1.ContainerAdjustment; loaded on first use. Use `create(ContainerAdjustmentSchema)` to create a new message. */
 export const ContainerAdjustmentSchema: typeof ContainerAdjustmentSchema$1 = lazy("ContainerAdjustmentSchema", "message", "nri.pkg.api.v1alpha1.ContainerAdjustment");
+
+/**
+ * Linux-specific changes to a container being created.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxContainerAdjustment
+ */
 export type LinuxContainerAdjustment = LinuxContainerAdjustment$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxContainerAdjustment; loaded on first use. Use `create(LinuxContainerAdjustmentSchema)` to create a new message. */
 export const LinuxContainerAdjustmentSchema: typeof LinuxContainerAdjustmentSchema$1 = lazy("LinuxContainerAdjustmentSchema", "message", "nri.pkg.api.v1alpha1.LinuxContainerAdjustment");
+
+/**
+ * A seccomp policy.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxSeccomp
+ */
 export type LinuxSeccomp = LinuxSeccomp$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxSeccomp; loaded on first use. Use `create(LinuxSeccompSchema)` to create a new message. */
 export const LinuxSeccompSchema: typeof LinuxSeccompSchema$1 = lazy("LinuxSeccompSchema", "message", "nri.pkg.api.v1alpha1.LinuxSeccomp");
+
+/**
+ * A seccomp rule for a set of system calls.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxSyscall
+ */
 export type LinuxSyscall = LinuxSyscall$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxSyscall; loaded on first use. Use `create(LinuxSyscallSchema)` to create a new message. */
 export const LinuxSyscallSchema: typeof LinuxSyscallSchema$1 = lazy("LinuxSyscallSchema", "message", "nri.pkg.api.v1alpha1.LinuxSyscall");
+
+/**
+ * A seccomp condition on a system call argument.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxSeccompArg
+ */
 export type LinuxSeccompArg = LinuxSeccompArg$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxSeccompArg; loaded on first use. Use `create(LinuxSeccompArgSchema)` to create a new message. */
 export const LinuxSeccompArgSchema: typeof LinuxSeccompArgSchema$1 = lazy("LinuxSeccompArgSchema", "message", "nri.pkg.api.v1alpha1.LinuxSeccompArg");
+
+/**
+ * NUMA memory policy.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxMemoryPolicy
+ */
 export type LinuxMemoryPolicy = LinuxMemoryPolicy$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxMemoryPolicy; loaded on first use. Use `create(LinuxMemoryPolicySchema)` to create a new message. */
 export const LinuxMemoryPolicySchema: typeof LinuxMemoryPolicySchema$1 = lazy("LinuxMemoryPolicySchema", "message", "nri.pkg.api.v1alpha1.LinuxMemoryPolicy");
+
+/**
+ * New resources for an existing container.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ContainerUpdate
+ */
 export type ContainerUpdate = ContainerUpdate$1;
+/** Describes the message nri.pkg.api.v1alpha1.ContainerUpdate; loaded on first use. Use `create(ContainerUpdateSchema)` to create a new message. */
 export const ContainerUpdateSchema: typeof ContainerUpdateSchema$1 = lazy("ContainerUpdateSchema", "message", "nri.pkg.api.v1alpha1.ContainerUpdate");
+
+/**
+ * Linux-specific part of a container update.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxContainerUpdate
+ */
 export type LinuxContainerUpdate = LinuxContainerUpdate$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxContainerUpdate; loaded on first use. Use `create(LinuxContainerUpdateSchema)` to create a new message. */
 export const LinuxContainerUpdateSchema: typeof LinuxContainerUpdateSchema$1 = lazy("LinuxContainerUpdateSchema", "message", "nri.pkg.api.v1alpha1.LinuxContainerUpdate");
+
+/**
+ * A container a plugin wants evicted, with the reason.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.ContainerEviction
+ */
 export type ContainerEviction = ContainerEviction$1;
+/** Describes the message nri.pkg.api.v1alpha1.ContainerEviction; loaded on first use. Use `create(ContainerEvictionSchema)` to create a new message. */
 export const ContainerEvictionSchema: typeof ContainerEvictionSchema$1 = lazy("ContainerEvictionSchema", "message", "nri.pkg.api.v1alpha1.ContainerEviction");
+
+/**
+ * Intel RDT (resctrl) settings.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.LinuxRdt
+ */
 export type LinuxRdt = LinuxRdt$1;
+/** Describes the message nri.pkg.api.v1alpha1.LinuxRdt; loaded on first use. Use `create(LinuxRdtSchema)` to create a new message. */
 export const LinuxRdtSchema: typeof LinuxRdtSchema$1 = lazy("LinuxRdtSchema", "message", "nri.pkg.api.v1alpha1.LinuxRdt");
+
+/**
+ * A key and a value, for environment variables.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.KeyValue
+ */
 export type KeyValue = KeyValue$1;
+/** Describes the message nri.pkg.api.v1alpha1.KeyValue; loaded on first use. Use `create(KeyValueSchema)` to create a new message. */
 export const KeyValueSchema: typeof KeyValueSchema$1 = lazy("KeyValueSchema", "message", "nri.pkg.api.v1alpha1.KeyValue");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalString
+ */
 export type OptionalString = OptionalString$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalString; loaded on first use. Use `create(OptionalStringSchema)` to create a new message. */
 export const OptionalStringSchema: typeof OptionalStringSchema$1 = lazy("OptionalStringSchema", "message", "nri.pkg.api.v1alpha1.OptionalString");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalRepeatedString
+ */
 export type OptionalRepeatedString = OptionalRepeatedString$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalRepeatedString; loaded on first use. Use `create(OptionalRepeatedStringSchema)` to create a new message. */
 export const OptionalRepeatedStringSchema: typeof OptionalRepeatedStringSchema$1 = lazy("OptionalRepeatedStringSchema", "message", "nri.pkg.api.v1alpha1.OptionalRepeatedString");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalInt
+ */
 export type OptionalInt = OptionalInt$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalInt; loaded on first use. Use `create(OptionalIntSchema)` to create a new message. */
 export const OptionalIntSchema: typeof OptionalIntSchema$1 = lazy("OptionalIntSchema", "message", "nri.pkg.api.v1alpha1.OptionalInt");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalInt32
+ */
 export type OptionalInt32 = OptionalInt32$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalInt32; loaded on first use. Use `create(OptionalInt32Schema)` to create a new message. */
 export const OptionalInt32Schema: typeof OptionalInt32Schema$1 = lazy("OptionalInt32Schema", "message", "nri.pkg.api.v1alpha1.OptionalInt32");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalUInt32
+ */
 export type OptionalUInt32 = OptionalUInt32$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalUInt32; loaded on first use. Use `create(OptionalUInt32Schema)` to create a new message. */
 export const OptionalUInt32Schema: typeof OptionalUInt32Schema$1 = lazy("OptionalUInt32Schema", "message", "nri.pkg.api.v1alpha1.OptionalUInt32");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalInt64
+ */
 export type OptionalInt64 = OptionalInt64$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalInt64; loaded on first use. Use `create(OptionalInt64Schema)` to create a new message. */
 export const OptionalInt64Schema: typeof OptionalInt64Schema$1 = lazy("OptionalInt64Schema", "message", "nri.pkg.api.v1alpha1.OptionalInt64");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalUInt64
+ */
 export type OptionalUInt64 = OptionalUInt64$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalUInt64; loaded on first use. Use `create(OptionalUInt64Schema)` to create a new message. */
 export const OptionalUInt64Schema: typeof OptionalUInt64Schema$1 = lazy("OptionalUInt64Schema", "message", "nri.pkg.api.v1alpha1.OptionalUInt64");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalBool
+ */
 export type OptionalBool = OptionalBool$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalBool; loaded on first use. Use `create(OptionalBoolSchema)` to create a new message. */
 export const OptionalBoolSchema: typeof OptionalBoolSchema$1 = lazy("OptionalBoolSchema", "message", "nri.pkg.api.v1alpha1.OptionalBool");
+
+/**
+ * A value that can be told apart from unset.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OptionalFileMode
+ */
 export type OptionalFileMode = OptionalFileMode$1;
+/** Describes the message nri.pkg.api.v1alpha1.OptionalFileMode; loaded on first use. Use `create(OptionalFileModeSchema)` to create a new message. */
 export const OptionalFileModeSchema: typeof OptionalFileModeSchema$1 = lazy("OptionalFileModeSchema", "message", "nri.pkg.api.v1alpha1.OptionalFileMode");
+
+/**
+ * Owners of the entries of a compound field, by entry key.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.CompoundFieldOwners
+ */
 export type CompoundFieldOwners = CompoundFieldOwners$1;
+/** Describes the message nri.pkg.api.v1alpha1.CompoundFieldOwners; loaded on first use. Use `create(CompoundFieldOwnersSchema)` to create a new message. */
 export const CompoundFieldOwnersSchema: typeof CompoundFieldOwnersSchema$1 = lazy("CompoundFieldOwnersSchema", "message", "nri.pkg.api.v1alpha1.CompoundFieldOwners");
+
+/**
+ * Which plugin set each field of one container (keys are Field values).
+ *
+ * @generated from message nri.pkg.api.v1alpha1.FieldOwners
+ */
 export type FieldOwners = FieldOwners$1;
+/** Describes the message nri.pkg.api.v1alpha1.FieldOwners; loaded on first use. Use `create(FieldOwnersSchema)` to create a new message. */
 export const FieldOwnersSchema: typeof FieldOwnersSchema$1 = lazy("FieldOwnersSchema", "message", "nri.pkg.api.v1alpha1.FieldOwners");
+
+/**
+ * Field owners of each container, by container id.
+ *
+ * @generated from message nri.pkg.api.v1alpha1.OwningPlugins
+ */
 export type OwningPlugins = OwningPlugins$1;
+/** Describes the message nri.pkg.api.v1alpha1.OwningPlugins; loaded on first use. Use `create(OwningPluginsSchema)` to create a new message. */
 export const OwningPluginsSchema: typeof OwningPluginsSchema$1 = lazy("OwningPluginsSchema", "message", "nri.pkg.api.v1alpha1.OwningPlugins");
+
+/**
+ * Pod and container lifecycle events. A subscription mask has bit (value - 1) set for each event; LAST only bounds the range.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.Event
+ */
 export type Event = Event$1;
+/**
+ * Pod and container lifecycle events. A subscription mask has bit (value - 1) set for each event; LAST only bounds the range.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.Event
+ */
 export const Event = { "UNKNOWN": 0, "RUN_POD_SANDBOX": 1, "STOP_POD_SANDBOX": 2, "REMOVE_POD_SANDBOX": 3, "CREATE_CONTAINER": 4, "POST_CREATE_CONTAINER": 5, "START_CONTAINER": 6, "POST_START_CONTAINER": 7, "UPDATE_CONTAINER": 8, "POST_UPDATE_CONTAINER": 9, "STOP_CONTAINER": 10, "REMOVE_CONTAINER": 11, "UPDATE_POD_SANDBOX": 12, "POST_UPDATE_POD_SANDBOX": 13, "VALIDATE_CONTAINER_ADJUSTMENT": 14, "LAST": 15, "0": "UNKNOWN", "1": "RUN_POD_SANDBOX", "2": "STOP_POD_SANDBOX", "3": "REMOVE_POD_SANDBOX", "4": "CREATE_CONTAINER", "5": "POST_CREATE_CONTAINER", "6": "START_CONTAINER", "7": "POST_START_CONTAINER", "8": "UPDATE_CONTAINER", "9": "POST_UPDATE_CONTAINER", "10": "STOP_CONTAINER", "11": "REMOVE_CONTAINER", "12": "UPDATE_POD_SANDBOX", "13": "POST_UPDATE_POD_SANDBOX", "14": "VALIDATE_CONTAINER_ADJUSTMENT", "15": "LAST" } as unknown as typeof Event$1;
+/** Describes the enum nri.pkg.api.v1alpha1.Event; loaded on first use. */
 export const EventSchema: typeof EventSchema$1 = lazy("EventSchema", "enum", "nri.pkg.api.v1alpha1.Event");
+
+/**
+ * Where a container is in its lifecycle.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.ContainerState
+ */
 export type ContainerState = ContainerState$1;
+/**
+ * Where a container is in its lifecycle.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.ContainerState
+ */
 export const ContainerState = { "CONTAINER_UNKNOWN": 0, "CONTAINER_CREATED": 1, "CONTAINER_PAUSED": 2, "CONTAINER_RUNNING": 3, "CONTAINER_STOPPED": 4, "0": "CONTAINER_UNKNOWN", "1": "CONTAINER_CREATED", "2": "CONTAINER_PAUSED", "3": "CONTAINER_RUNNING", "4": "CONTAINER_STOPPED" } as unknown as typeof ContainerState$1;
+/** Describes the enum nri.pkg.api.v1alpha1.ContainerState; loaded on first use. */
 export const ContainerStateSchema: typeof ContainerStateSchema$1 = lazy("ContainerStateSchema", "enum", "nri.pkg.api.v1alpha1.ContainerState");
+
+/**
+ * Block I/O scheduling classes.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.IOPrioClass
+ */
 export type IOPrioClass = IOPrioClass$1;
+/**
+ * Block I/O scheduling classes.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.IOPrioClass
+ */
 export const IOPrioClass = { "IOPRIO_CLASS_NONE": 0, "IOPRIO_CLASS_RT": 1, "IOPRIO_CLASS_BE": 2, "IOPRIO_CLASS_IDLE": 3, "0": "IOPRIO_CLASS_NONE", "1": "IOPRIO_CLASS_RT", "2": "IOPRIO_CLASS_BE", "3": "IOPRIO_CLASS_IDLE" } as unknown as typeof IOPrioClass$1;
+/** Describes the enum nri.pkg.api.v1alpha1.IOPrioClass; loaded on first use. */
 export const IOPrioClassSchema: typeof IOPrioClassSchema$1 = lazy("IOPrioClassSchema", "enum", "nri.pkg.api.v1alpha1.IOPrioClass");
+
+/**
+ * Linux scheduling policies; SCHED_NONE leaves the policy unset.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
+ */
 export type LinuxSchedulerPolicy = LinuxSchedulerPolicy$1;
+/**
+ * Linux scheduling policies; SCHED_NONE leaves the policy unset.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.LinuxSchedulerPolicy
+ */
 export const LinuxSchedulerPolicy = { "SCHED_NONE": 0, "SCHED_OTHER": 1, "SCHED_FIFO": 2, "SCHED_RR": 3, "SCHED_BATCH": 4, "SCHED_ISO": 5, "SCHED_IDLE": 6, "SCHED_DEADLINE": 7, "0": "SCHED_NONE", "1": "SCHED_OTHER", "2": "SCHED_FIFO", "3": "SCHED_RR", "4": "SCHED_BATCH", "5": "SCHED_ISO", "6": "SCHED_IDLE", "7": "SCHED_DEADLINE" } as unknown as typeof LinuxSchedulerPolicy$1;
+/** Describes the enum nri.pkg.api.v1alpha1.LinuxSchedulerPolicy; loaded on first use. */
 export const LinuxSchedulerPolicySchema: typeof LinuxSchedulerPolicySchema$1 = lazy("LinuxSchedulerPolicySchema", "enum", "nri.pkg.api.v1alpha1.LinuxSchedulerPolicy");
+
+/**
+ * Flags of sched_setattr(2).
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.LinuxSchedulerFlag
+ */
 export type LinuxSchedulerFlag = LinuxSchedulerFlag$1;
+/**
+ * Flags of sched_setattr(2).
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.LinuxSchedulerFlag
+ */
 export const LinuxSchedulerFlag = { "SCHED_FLAG_RESET_ON_FORK": 0, "SCHED_FLAG_RECLAIM": 1, "SCHED_FLAG_DL_OVERRUN": 2, "SCHED_FLAG_KEEP_POLICY": 3, "SCHED_FLAG_KEEP_PARAMS": 4, "SCHED_FLAG_UTIL_CLAMP_MIN": 5, "SCHED_FLAG_UTIL_CLAMP_MAX": 6, "0": "SCHED_FLAG_RESET_ON_FORK", "1": "SCHED_FLAG_RECLAIM", "2": "SCHED_FLAG_DL_OVERRUN", "3": "SCHED_FLAG_KEEP_POLICY", "4": "SCHED_FLAG_KEEP_PARAMS", "5": "SCHED_FLAG_UTIL_CLAMP_MIN", "6": "SCHED_FLAG_UTIL_CLAMP_MAX" } as unknown as typeof LinuxSchedulerFlag$1;
+/** Describes the enum nri.pkg.api.v1alpha1.LinuxSchedulerFlag; loaded on first use. */
 export const LinuxSchedulerFlagSchema: typeof LinuxSchedulerFlagSchema$1 = lazy("LinuxSchedulerFlagSchema", "enum", "nri.pkg.api.v1alpha1.LinuxSchedulerFlag");
+
+/**
+ * Modes of set_mempolicy(2).
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.MpolMode
+ */
 export type MpolMode = MpolMode$1;
+/**
+ * Modes of set_mempolicy(2).
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.MpolMode
+ */
 export const MpolMode = { "MPOL_DEFAULT": 0, "MPOL_PREFERRED": 1, "MPOL_BIND": 2, "MPOL_INTERLEAVE": 3, "MPOL_LOCAL": 4, "MPOL_PREFERRED_MANY": 5, "MPOL_WEIGHTED_INTERLEAVE": 6, "0": "MPOL_DEFAULT", "1": "MPOL_PREFERRED", "2": "MPOL_BIND", "3": "MPOL_INTERLEAVE", "4": "MPOL_LOCAL", "5": "MPOL_PREFERRED_MANY", "6": "MPOL_WEIGHTED_INTERLEAVE" } as unknown as typeof MpolMode$1;
+/** Describes the enum nri.pkg.api.v1alpha1.MpolMode; loaded on first use. */
 export const MpolModeSchema: typeof MpolModeSchema$1 = lazy("MpolModeSchema", "enum", "nri.pkg.api.v1alpha1.MpolMode");
+
+/**
+ * Mode flags of set_mempolicy(2).
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.MpolFlag
+ */
 export type MpolFlag = MpolFlag$1;
+/**
+ * Mode flags of set_mempolicy(2).
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.MpolFlag
+ */
 export const MpolFlag = { "MPOL_F_STATIC_NODES": 0, "MPOL_F_RELATIVE_NODES": 1, "MPOL_F_NUMA_BALANCING": 2, "0": "MPOL_F_STATIC_NODES", "1": "MPOL_F_RELATIVE_NODES", "2": "MPOL_F_NUMA_BALANCING" } as unknown as typeof MpolFlag$1;
+/** Describes the enum nri.pkg.api.v1alpha1.MpolFlag; loaded on first use. */
 export const MpolFlagSchema: typeof MpolFlagSchema$1 = lazy("MpolFlagSchema", "enum", "nri.pkg.api.v1alpha1.MpolFlag");
+
+/**
+ * Names the container fields whose ownership is tracked between plugins.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.Field
+ */
 export type Field = Field$1;
+/**
+ * Names the container fields whose ownership is tracked between plugins.
+ *
+ * @generated from enum nri.pkg.api.v1alpha1.Field
+ */
 export const Field = { "None": 0, "Annotations": 1, "Mounts": 2, "OciHooks": 3, "Devices": 4, "CdiDevices": 5, "Env": 6, "Args": 7, "MemLimit": 8, "MemReservation": 9, "MemSwapLimit": 10, "MemKernelLimit": 11, "MemTCPLimit": 12, "MemSwappiness": 13, "MemDisableOomKiller": 14, "MemUseHierarchy": 15, "CPUShares": 16, "CPUQuota": 17, "CPUPeriod": 18, "CPURealtimeRuntime": 19, "CPURealtimePeriod": 20, "CPUSetCPUs": 21, "CPUSetMems": 22, "PidsLimit": 23, "HugepageLimits": 24, "BlockioClass": 25, "RdtClass": 26, "CgroupsUnified": 27, "CgroupsPath": 28, "OomScoreAdj": 29, "Rlimits": 30, "IoPriority": 31, "SeccompPolicy": 32, "Namespace": 33, "Sysctl": 34, "LinuxNetDevices": 35, "LinuxSched": 36, "RdtClosID": 37, "RdtSchemata": 38, "RdtEnableMonitoring": 39, "MemoryPolicy": 40, "0": "None", "1": "Annotations", "2": "Mounts", "3": "OciHooks", "4": "Devices", "5": "CdiDevices", "6": "Env", "7": "Args", "8": "MemLimit", "9": "MemReservation", "10": "MemSwapLimit", "11": "MemKernelLimit", "12": "MemTCPLimit", "13": "MemSwappiness", "14": "MemDisableOomKiller", "15": "MemUseHierarchy", "16": "CPUShares", "17": "CPUQuota", "18": "CPUPeriod", "19": "CPURealtimeRuntime", "20": "CPURealtimePeriod", "21": "CPUSetCPUs", "22": "CPUSetMems", "23": "PidsLimit", "24": "HugepageLimits", "25": "BlockioClass", "26": "RdtClass", "27": "CgroupsUnified", "28": "CgroupsPath", "29": "OomScoreAdj", "30": "Rlimits", "31": "IoPriority", "32": "SeccompPolicy", "33": "Namespace", "34": "Sysctl", "35": "LinuxNetDevices", "36": "LinuxSched", "37": "RdtClosID", "38": "RdtSchemata", "39": "RdtEnableMonitoring", "40": "MemoryPolicy" } as unknown as typeof Field$1;
+/** Describes the enum nri.pkg.api.v1alpha1.Field; loaded on first use. */
 export const FieldSchema: typeof FieldSchema$1 = lazy("FieldSchema", "enum", "nri.pkg.api.v1alpha1.Field");
+
+/**
+ * Served by the runtime on mux connection 2; the plugin is its client.
+ *
+ * @generated from service nri.pkg.api.v1alpha1.Runtime
+ */
 export const Runtime: typeof Runtime$1 = lazy("Runtime", "service", "nri.pkg.api.v1alpha1.Runtime");
+
+/**
+ * Served by the plugin on mux connection 1; the runtime is its client.
+ *
+ * @generated from service nri.pkg.api.v1alpha1.Plugin
+ */
 export const Plugin: typeof Plugin$1 = lazy("Plugin", "service", "nri.pkg.api.v1alpha1.Plugin");
+
+/**
+ * Offered by the runtime to plugins compiled to WebAssembly.
+ *
+ * @generated from service nri.pkg.api.v1alpha1.HostFunctions
+ */
 export const HostFunctions: typeof HostFunctions$1 = lazy("HostFunctions", "service", "nri.pkg.api.v1alpha1.HostFunctions");
 
 /** The methods of each service of v1alpha1/api.proto, with the full names of their input and output types. */

@@ -36,28 +36,37 @@ export function emitLite(f: GeneratedFile, file: DescFile, wire: string): void {
   const base = file.name.slice(file.name.lastIndexOf("/") + 1);
   f.print("const lazy = ", f.import("lazySchemas", wire), `(${JSON.stringify(file.proto.name)}, import.meta.url, "./${base}_pb.js");`);
   f.print();
+  f.print(`/** Describes the file ${file.proto.name}; loaded on first use. */`);
   f.print(f.export("const", fileSymbol), ": typeof ", f.importSchema(file, true), ` = lazy("${fileSymbol}", "file");`);
   for (const t of nestedTypes(file)) {
     const schema = f.importSchema(t, true);
     const name = schema.name;
+    f.print();
     switch (t.kind) {
       case "message": {
         const shape = f.importShape(t).toTypeOnly();
+        f.print(f.jsDoc(t));
         f.print(f.export("type", shape.name), " = ", shape, ";");
+        f.print(`/** Describes the message ${t.typeName}; loaded on first use. Use \`create(${name})\` to create a new message. */`);
         f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "message", "${t.typeName}");`);
         break;
       }
       case "enum": {
         const shape = f.importShape(t).toTypeOnly();
+        f.print(f.jsDoc(t));
         f.print(f.export("type", shape.name), " = ", shape, ";");
+        f.print(f.jsDoc(t));
         f.print(f.export("const", shape.name), " = ", enumObject(t), " as unknown as typeof ", shape, ";");
+        f.print(`/** Describes the enum ${t.typeName}; loaded on first use. */`);
         f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "enum", "${t.typeName}");`);
         break;
       }
       case "extension":
+        f.print(f.jsDoc(t));
         f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "extension", "${t.typeName}");`);
         break;
       case "service":
+        f.print(f.jsDoc(t));
         f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "service", "${t.typeName}");`);
         break;
     }

@@ -11,13 +11,14 @@ import { planFile } from "./plan.js";
 export interface Options {
   /**
    * Where generated code imports the wire runtime from: a package path (default
-   * `nri-wire/wire`), or a path starting with `./` or `../`, taken relative to the output root.
+   * `nri-wire/wire/runtime`, which never loads @bufbuild/protobuf), or a path starting with `./`
+   * or `../`, taken relative to the output root.
    */
   wireImport: string;
 }
 
 function parseOptions(raw: { key: string; value: string }[]): Options {
-  const out: Options = { wireImport: "nri-wire/wire" };
+  const out: Options = { wireImport: "nri-wire/wire/runtime" };
   for (const { key, value } of raw) {
     if (key === "wire_import") out.wireImport = value;
     else throw new Error(`protoc-gen-nri-wire: unknown option ${key}`);

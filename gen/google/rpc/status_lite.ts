@@ -15,6 +15,14 @@ import type { file_google_rpc_status as file_google_rpc_status$1, Status as Stat
 
 const lazy = lazySchemas("google/rpc/status.proto", import.meta.url, "./status_pb.js");
 
+/** Describes the file google/rpc/status.proto; loaded on first use. */
 export const file_google_rpc_status: typeof file_google_rpc_status$1 = lazy("file_google_rpc_status", "file");
+
+/**
+ * A call's outcome: code 0 is OK, other codes follow google.rpc.Code.
+ *
+ * @generated from message google.rpc.Status
+ */
 export type Status = Status$1;
+/** Describes the message google.rpc.Status; loaded on first use. Use `create(StatusSchema)` to create a new message. */
 export const StatusSchema: typeof StatusSchema$1 = lazy("StatusSchema", "message", "google.rpc.Status");

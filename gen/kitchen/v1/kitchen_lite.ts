@@ -16,28 +16,116 @@ import type { Choices as Choices$1, ChoicesSchema as ChoicesSchema$1, Color as C
 
 const lazy = lazySchemas("kitchen/v1/kitchen.proto", import.meta.url, "./kitchen_pb.js");
 
+/** Describes the file kitchen/v1/kitchen.proto; loaded on first use. */
 export const file_kitchen_v1_kitchen: typeof file_kitchen_v1_kitchen$1 = lazy("file_kitchen_v1_kitchen", "file");
+
+/**
+ * One field of every scalar kind, singular.
+ *
+ * @generated from message kitchen.v1.Scalars
+ */
 export type Scalars = Scalars$1;
+/** Describes the message kitchen.v1.Scalars; loaded on first use. Use `create(ScalarsSchema)` to create a new message. */
 export const ScalarsSchema: typeof ScalarsSchema$1 = lazy("ScalarsSchema", "message", "kitchen.v1.Scalars");
+
+/**
+ * proto3 optional: explicit presence, so zero values are written when set.
+ *
+ * @generated from message kitchen.v1.Optionals
+ */
 export type Optionals = Optionals$1;
+/** Describes the message kitchen.v1.Optionals; loaded on first use. Use `create(OptionalsSchema)` to create a new message. */
 export const OptionalsSchema: typeof OptionalsSchema$1 = lazy("OptionalsSchema", "message", "kitchen.v1.Optionals");
+
+/**
+ * Repeated fields: packed by default in proto3, and explicitly unpacked.
+ *
+ * @generated from message kitchen.v1.Repeated
+ */
 export type Repeated = Repeated$1;
+/** Describes the message kitchen.v1.Repeated; loaded on first use. Use `create(RepeatedSchema)` to create a new message. */
 export const RepeatedSchema: typeof RepeatedSchema$1 = lazy("RepeatedSchema", "message", "kitchen.v1.Repeated");
+
+/**
+ * Maps with every kind of key and value.
+ *
+ * @generated from message kitchen.v1.Maps
+ */
 export type Maps = Maps$1;
+/** Describes the message kitchen.v1.Maps; loaded on first use. Use `create(MapsSchema)` to create a new message. */
 export const MapsSchema: typeof MapsSchema$1 = lazy("MapsSchema", "message", "kitchen.v1.Maps");
+
+/**
+ * Oneofs of scalars, bytes, enums and messages, including a recursive one.
+ *
+ * @generated from message kitchen.v1.Choices
+ */
 export type Choices = Choices$1;
+/** Describes the message kitchen.v1.Choices; loaded on first use. Use `create(ChoicesSchema)` to create a new message. */
 export const ChoicesSchema: typeof ChoicesSchema$1 = lazy("ChoicesSchema", "message", "kitchen.v1.Choices");
+
+/**
+ * A recursive message, nested types, and fields numbered out of declaration order.
+ *
+ * @generated from message kitchen.v1.Tree
+ */
 export type Tree = Tree$1;
+/** Describes the message kitchen.v1.Tree; loaded on first use. Use `create(TreeSchema)` to create a new message. */
 export const TreeSchema: typeof TreeSchema$1 = lazy("TreeSchema", "message", "kitchen.v1.Tree");
+
+/**
+ * A nested message type.
+ *
+ * @generated from message kitchen.v1.Tree.Leaf
+ */
 export type Tree_Leaf = Tree_Leaf$1;
+/** Describes the message kitchen.v1.Tree.Leaf; loaded on first use. Use `create(Tree_LeafSchema)` to create a new message. */
 export const Tree_LeafSchema: typeof Tree_LeafSchema$1 = lazy("Tree_LeafSchema", "message", "kitchen.v1.Tree.Leaf");
+
+/**
+ * A nested enum.
+ *
+ * @generated from enum kitchen.v1.Tree.Leaf.Kind
+ */
 export type Tree_Leaf_Kind = Tree_Leaf_Kind$1;
+/**
+ * A nested enum.
+ *
+ * @generated from enum kitchen.v1.Tree.Leaf.Kind
+ */
 export const Tree_Leaf_Kind = { "UNSPECIFIED": 0, "ONE": 1, "0": "UNSPECIFIED", "1": "ONE" } as unknown as typeof Tree_Leaf_Kind$1;
+/** Describes the enum kitchen.v1.Tree.Leaf.Kind; loaded on first use. */
 export const Tree_Leaf_KindSchema: typeof Tree_Leaf_KindSchema$1 = lazy("Tree_Leaf_KindSchema", "enum", "kitchen.v1.Tree.Leaf.Kind");
+
+/**
+ * Well-known types: plain messages, and wrappers, which protobuf-es holds unboxed.
+ *
+ * @generated from message kitchen.v1.WellKnown
+ */
 export type WellKnown = WellKnown$1;
+/** Describes the message kitchen.v1.WellKnown; loaded on first use. Use `create(WellKnownSchema)` to create a new message. */
 export const WellKnownSchema: typeof WellKnownSchema$1 = lazy("WellKnownSchema", "message", "kitchen.v1.WellKnown");
+
+/**
+ * google.protobuf.Struct in a field is held as JSON: left to the reflective codec.
+ *
+ * @generated from message kitchen.v1.WithStruct
+ */
 export type WithStruct = WithStruct$1;
+/** Describes the message kitchen.v1.WithStruct; loaded on first use. Use `create(WithStructSchema)` to create a new message. */
 export const WithStructSchema: typeof WithStructSchema$1 = lazy("WithStructSchema", "message", "kitchen.v1.WithStruct");
+
+/**
+ * An open enum: numbers it does not declare are kept.
+ *
+ * @generated from enum kitchen.v1.Color
+ */
 export type Color = Color$1;
+/**
+ * An open enum: numbers it does not declare are kept.
+ *
+ * @generated from enum kitchen.v1.Color
+ */
 export const Color = { "UNSPECIFIED": 0, "RED": 1, "GREEN": 2, "0": "UNSPECIFIED", "1": "RED", "2": "GREEN" } as unknown as typeof Color$1;
+/** Describes the enum kitchen.v1.Color; loaded on first use. */
 export const ColorSchema: typeof ColorSchema$1 = lazy("ColorSchema", "enum", "kitchen.v1.Color");
