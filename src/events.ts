@@ -1,4 +1,4 @@
-import { Event } from "../gen/v1beta1/api_pb.js";
+import { Event } from "../gen/v1beta1/api_lite.js";
 
 /** The first and last events a plugin can subscribe to (UNKNOWN and LAST are bounds, not events). */
 export const FIRST_EVENT = Event.RUN_POD_SANDBOX;

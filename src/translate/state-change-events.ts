@@ -1,5 +1,5 @@
-import { Plugin as PluginV1alpha1 } from "../../gen/v1alpha1/api_pb.js";
-import { Event } from "../../gen/v1beta1/api_pb.js";
+import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
+import { Event } from "../../gen/v1beta1/api_lite.js";
 import { formatEvent } from "../events.js";
 
 /**
@@ -57,4 +57,4 @@ export function describeEvent(event: number): string {
  * The Plugin methods a StateChange-era (NRI <= v0.11) plugin serves: every v1alpha1 Plugin method
  * but the nine dedicated ones it receives as StateChange.
  */
-export const stateChangeEraMethods: readonly string[] = PluginV1alpha1.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));
+export const stateChangeEraMethods: readonly string[] = services_v1alpha1_api.Plugin.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));
