@@ -9,7 +9,7 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
 import { codecBench, codecTable } from "./codec.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
-import { buildPrograms, coldStarts, median, runPair, writeRequest } from "./nri/e2e.js";
+import { buildPrograms, coldStarts, importCosts, median, runPair, writeRequest } from "./nri/e2e.js";
 import { translateBench } from "./translate.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
@@ -161,6 +161,12 @@ async function endToEnd(say: (line: string) => void): Promise<void> {
     }
     say(`| ${pl} plugin | ${cells.join(" | ")} |`);
   }
+  say("");
+  const imports = importCosts(programs.pluginEntry, 15);
+  say(
+    `Importing nri-wire/plugin (compiled): a process doing only that takes ${fmt(median(imports.importing), 1)} ms, ` +
+      `\`node -e 0\` ${fmt(median(imports.bare), 1)} ms (medians of 15, interleaved).`,
+  );
 }
 
 await main();

@@ -1,4 +1,4 @@
-import { Event } from "../gen/v1beta1/api_pb.js";
+import { Event } from "../gen/v1beta1/api_lite.js";
 
 /** The first and last events a plugin can subscribe to (UNKNOWN and LAST are bounds, not events). */
 export const FIRST_EVENT = Event.RUN_POD_SANDBOX;
@@ -12,6 +12,12 @@ export const ALL_EVENTS: readonly Event[] = Array.from(
   { length: LAST_VALID_EVENT },
   (_, i) => (i + 1) as Event,
 );
+
+/**
+ * The teardown events, in numeric order: runtimes do not let a plugin's error stop them (the Go
+ * runtime's teardown contract), and a plugin should never fail them.
+ */
+export const TEARDOWN_EVENTS: readonly Event[] = [Event.STOP_POD_SANDBOX, Event.REMOVE_POD_SANDBOX, Event.STOP_CONTAINER, Event.REMOVE_CONTAINER];
 
 /** Method-style names (`RunPodSandbox`), indexed by event number. */
 const methodNames: readonly string[] = ALL_EVENTS.map((e) => toMethodName(Event[e] ?? ""));

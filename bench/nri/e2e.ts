@@ -8,7 +8,7 @@
  * TypeScript processes run the compiled JavaScript (tsc output, the package as users import it),
  * not tsx, so start-up and memory are what a deployed plugin pays.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
@@ -26,6 +26,8 @@ type Command = [string, string[]];
 export interface Programs {
   runtime: Record<"TS" | "Go", Command>;
   plugin: Record<"TS" | "Go", Command>;
+  /** The compiled `nri-wire/plugin` entry. */
+  pluginEntry: string;
 }
 
 /** Builds the Go bench peer and compiles the TypeScript bench programs with tsc. */
@@ -38,6 +40,7 @@ export function buildPrograms(): Programs {
   return {
     runtime: { TS: [process.execPath, [join(out, "bench/nri/runtime.js")]], Go: [go, ["runtime"]] },
     plugin: { TS: [process.execPath, [join(out, "bench/nri/plugin.js")]], Go: [go, ["plugin"]] },
+    pluginEntry: join(out, "src/nri/plugin.js"),
   };
 }
 
@@ -102,6 +105,26 @@ export async function coldStarts(rt: Command, pl: Command, runs: number): Promis
     await stop([runtime]);
   }
   return times;
+}
+
+/**
+ * What importing a module costs a fresh process: `runs` launches of `node -e 0` and of node
+ * importing `entry`, interleaved so that both see the same machine; each launch's wall time in ms.
+ */
+export function importCosts(entry: string, runs: number): { bare: number[]; importing: number[] } {
+  const bare: number[] = [];
+  const importing: number[] = [];
+  const time = (args: string[]): number => {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, args, { stdio: "ignore" });
+    if (r.status !== 0) throw new Error(`bench: node ${args.join(" ")} exited ${r.status}`);
+    return performance.now() - t0;
+  };
+  for (let i = 0; i < runs; i++) {
+    bare.push(time(["-e", "0"]));
+    importing.push(time(["--input-type=module", "-e", `await import(${JSON.stringify(entry)})`]));
+  }
+  return { bare, importing };
 }
 
 /** The median of some numbers. */

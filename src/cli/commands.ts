@@ -1,6 +1,9 @@
 import type { Command } from "./command.js";
 import { examplePluginCommand } from "./example-plugin.js";
 import { exampleRuntimeCommand } from "./example-runtime.js";
+import { decodeCommand } from "./decode.js";
+import { recordCommand } from "./record.js";
+import { testPluginCommand } from "./test-plugin.js";
 
 /** Every subcommand of `nri-wire`, in the order help lists them. */
-export const COMMANDS: readonly Command[] = [examplePluginCommand, exampleRuntimeCommand];
+export const COMMANDS: readonly Command[] = [examplePluginCommand, exampleRuntimeCommand, decodeCommand, recordCommand, testPluginCommand];

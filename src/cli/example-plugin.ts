@@ -1,3 +1,4 @@
+import { ALL_EVENTS, eventHandlerName, formatEvent } from "../events.js";
 import { NriPlugin, type PluginDialect, type PluginHandlers } from "../nri/plugin.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
@@ -20,7 +21,7 @@ interface PodAndContainer {
 /**
  * The example plugin: subscribes to every event, prints one JSON line per event received,
  * answers CreateContainer with an annotation and an environment variable and UpdateContainer
- * with CPU shares 512. Resolves with the close reason once the runtime goes away or shuts it down.
+ * with CPU shares 512. Ends itself once Shutdown is answered; resolves with the close reason.
  */
 export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> {
   const print = o.print ?? ((l: string) => process.stdout.write(`${l}\n`));
@@ -29,7 +30,6 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
   const seen = (event: string) => (req: PodAndContainer) => {
     say(event, { pod: req.pod?.id ?? "", container: req.container?.id ?? "" });
   };
-  let plugin: NriPlugin | undefined;
   const handlers: PluginHandlers = {
     configure: (req) => {
       say("Configure", { runtime: req.runtimeName, nriVersion: req.NRIVersion });
@@ -41,31 +41,23 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
     },
     shutdown: (req) => {
       say("Shutdown", { reason: req.reason });
-      setImmediate(() => plugin?.close(new Error(`nri: runtime shut the plugin down: ${req.reason || "no reason given"}`)));
+      // end(), not close(): the answer to this call is written first, then the connection ends.
+      void plugin.end(new Error(`nri-wire example-plugin: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`));
       return undefined;
     },
-    runPodSandbox: seen("RunPodSandbox"),
-    updatePodSandbox: seen("UpdatePodSandbox"),
-    postUpdatePodSandbox: seen("PostUpdatePodSandbox"),
-    stopPodSandbox: seen("StopPodSandbox"),
-    removePodSandbox: seen("RemovePodSandbox"),
     createContainer: (req) => {
       seen("CreateContainer")(req);
       return { adjust: { annotations: { "nri-wire/seen": "true" }, env: [{ key: "NRI_WIRE_SEEN", value: "true" }] } };
     },
-    postCreateContainer: seen("PostCreateContainer"),
-    startContainer: seen("StartContainer"),
-    postStartContainer: seen("PostStartContainer"),
     updateContainer: (req) => {
       seen("UpdateContainer")(req);
       return { update: [{ containerId: req.container?.id ?? "", linux: { resources: { cpu: { shares: { value: 512n } } } } }] };
     },
-    postUpdateContainer: seen("PostUpdateContainer"),
-    stopContainer: seen("StopContainer"),
-    removeContainer: seen("RemoveContainer"),
-    validateContainerAdjustment: seen("ValidateContainerAdjustment"),
   };
-  plugin = new NriPlugin(handlers, {
+  // Every other event is printed and answered empty.
+  const printed = handlers as Record<string, (req: PodAndContainer) => void>;
+  for (const e of ALL_EVENTS) printed[eventHandlerName(e)] ??= seen(formatEvent(e));
+  const plugin = new NriPlugin(handlers, {
     ...(o.socketPath === undefined ? {} : { socketPath: o.socketPath }),
     ...(o.name === undefined ? {} : { name: o.name }),
     ...(o.idx === undefined ? {} : { idx: o.idx }),

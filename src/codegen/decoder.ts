@@ -13,7 +13,7 @@ import { scalarCode, tagValue } from "./scalars.js";
  */
 
 /** The zero value of a field as create() sets it, or undefined when create() leaves it absent. */
-function zeroOf(f: DescField): string | undefined {
+export function zeroOf(f: DescField): string | undefined {
   switch (f.fieldKind) {
     case "list":
       return "[]";

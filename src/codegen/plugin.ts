@@ -1,7 +1,9 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import { type GeneratedFile, type Printable, type Schema, createEcmaScriptPlugin } from "@bufbuild/protoplugin";
+import { emitCreate, fieldsLiteral } from "./creator.js";
 import { emitDecoder } from "./decoder.js";
 import { emitEncoder } from "./encoder.js";
+import { emitLite } from "./lite.js";
 import { idOf, shapeRef } from "./names.js";
 import { planFile } from "./plan.js";
 
@@ -9,13 +11,14 @@ import { planFile } from "./plan.js";
 export interface Options {
   /**
    * Where generated code imports the wire runtime from: a package path (default
-   * `nri-wire/wire`), or a path starting with `./` or `../`, taken relative to the output root.
+   * `nri-wire/wire/runtime`, which never loads @bufbuild/protobuf), or a path starting with `./`
+   * or `../`, taken relative to the output root.
    */
   wireImport: string;
 }
 
 function parseOptions(raw: { key: string; value: string }[]): Options {
-  const out: Options = { wireImport: "nri-wire/wire" };
+  const out: Options = { wireImport: "nri-wire/wire/runtime" };
   for (const { key, value } of raw) {
     if (key === "wire_import") out.wireImport = value;
     else throw new Error(`protoc-gen-nri-wire: unknown option ${key}`);
@@ -41,7 +44,8 @@ function resolve(f: GeneratedFile, text: string, wire: string, messages: Readonl
     else {
       const desc = messages.get(name);
       if (desc === undefined) throw new Error(`protoc-gen-nri-wire: no message ${name}`);
-      out.push(kind === "T" ? f.importShape(desc) : f.importSchema(desc));
+      // Schemas are named in types only: the codecs never touch a descriptor.
+      out.push(kind === "T" ? f.importShape(desc) : f.importSchema(desc, true));
     }
   }
   out.push(text.slice(last));
@@ -50,6 +54,7 @@ function resolve(f: GeneratedFile, text: string, wire: string, messages: Readonl
 
 function generateTs(schema: Schema<Options>): void {
   for (const file of schema.files) {
+    emitLite(schema.generateFile(`${file.name}_lite.ts`), file, schema.options.wireImport);
     const plan = planFile(file);
     if (plan.exported.length === 0) continue;
     const f = schema.generateFile(`${file.name}_codec.ts`);
@@ -58,9 +63,9 @@ function generateTs(schema: Schema<Options>): void {
     const print = (text: string): void => f.print(...resolve(f, text, schema.options.wireImport, messages));
     const notes = plan.skipped.map(({ message, reason }) => `\n * ${message.typeName} is left to the reflective codec: ${reason}.`).join("");
     print(
-      `/*\n * Binary codecs for the messages of ${file.proto.name}: the bytes protobuf-es toBinary writes,\n * and strict decoding into the same message shapes. Importing this module registers them.${notes}\n */\n`,
+      `/*\n * Binary codecs for the messages of ${file.proto.name}: the bytes protobuf-es toBinary writes,\n * strict decoding into the same message shapes, and create() without descriptors. Importing\n * this module registers them by type name.${notes}\n */\n`,
     );
-    for (const m of plan.reached) print(emitEncoder(m) + emitDecoder(m));
+    for (const m of plan.reached) print(emitEncoder(m) + emitDecoder(m) + emitCreate(m));
     for (const m of plan.exported) {
       const name = f.importShape(m).name;
       const id = idOf(m);
@@ -83,10 +88,13 @@ function generateTs(schema: Schema<Options>): void {
         ].join("\n"),
       );
     }
+    print("@{registerMessages}([");
     for (const m of plan.exported) {
       const name = f.importShape(m).name;
-      print(`@{registerCodec}(@S{${m.typeName}}, { encode: encode${name}, decode: decode${name} });`);
+      const id = idOf(m);
+      print(`  { typeName: "${m.typeName}", encode: encode${name}, decode: decode${name}, create: create_${id}, fields: () => ${fieldsLiteral(m)} },`);
     }
+    print("]);");
   }
 }
 

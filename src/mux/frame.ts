@@ -4,8 +4,9 @@ import { MuxError } from "./errors.js";
 export const MUX_HEADER_LENGTH = 8;
 
 /**
- * Largest payload one mux frame is written with. The reference reader hands a whole mux frame
- * to a read of 4096 bytes and drops the trunk (ENOMEM) when the frame is bigger.
+ * Largest payload one mux frame is written with. The reference hands each mux frame whole to one
+ * read of its ttrpc reader's 4096-byte buffer, and that read fails (ENOMEM), ending the
+ * connection, when the frame is bigger.
  */
 export const MAX_WRITE_PAYLOAD = 4096;
 

@@ -41,6 +41,8 @@ export class Mux {
   /** @internal */
   readonly highWaterMark: number;
   private holds = 0;
+  /** The reason end() was given, once it was. */
+  private ending: Error | undefined;
   private error: Error | undefined;
   private readonly closedPromise: Promise<Error>;
   private resolveClosed!: (e: Error) => void;
@@ -87,6 +89,9 @@ export class Mux {
   /** Closes the trunk and, with `reason`, every connection on it. */
   close(reason: Error = new ClosedError("mux: closed")): void {
     if (this.error !== undefined) return;
+    // Once end() is under way, the trunk closing (by us or by the peer, which saw our end) is
+    // the end asked for.
+    if (this.ending !== undefined && reason instanceof ClosedError) reason = this.ending;
     this.error = reason;
     const conns = [...this.conns.values()];
     this.conns.clear();
@@ -95,6 +100,21 @@ export class Mux {
     for (const c of conns) c.destroy(c.listenerCount("error") > 0 ? reason : undefined);
     this.trunk.destroy();
     this.resolveClosed(reason);
+  }
+
+  /**
+   * Graceful close: ends every connection's writes, lets what they queued reach the trunk,
+   * half-closes the trunk once that is written, and then closes with `reason`. What a peer was
+   * answered just before is not lost, as it can be with close(). Settles like `closed`.
+   */
+  end(reason: Error = new ClosedError("mux: closed")): Promise<Error> {
+    if (this.error === undefined && this.ending === undefined) {
+      this.ending = reason;
+      void Promise.all([...this.conns.values()].map(writesEnded)).then(() => {
+        if (this.error === undefined) this.trunk.end(() => this.close(reason));
+      });
+    }
+    return this.closedPromise;
   }
 
   /** @internal */
@@ -148,6 +168,16 @@ export class Mux {
       this.close(e as Error);
     }
   };
+}
+
+/** Ends a connection's writes; settles once what it queued has been written to the trunk. */
+function writesEnded(conn: MuxConnection): Promise<void> {
+  if (conn.writableFinished || conn.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    conn.once("finish", resolve);
+    conn.once("close", resolve);
+    if (!conn.writableEnded) conn.end();
+  });
 }
 
 /** One logical connection of a Mux: a Duplex carrying that conn id's bytes. */

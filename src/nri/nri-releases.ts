@@ -1,4 +1,4 @@
-import { Event } from "../../gen/v1beta1/api_pb.js";
+import { Event } from "../../gen/v1beta1/api_lite.js";
 import { VALID_EVENTS_MASK, eventsToMask } from "../events.js";
 import { closestAtOrBelow, compareSemver, parseSemver } from "./semver.js";
 

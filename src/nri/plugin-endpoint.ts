@@ -1,31 +1,32 @@
 import type { Duplex } from "node:stream";
-import { type DescMessage, type MessageShape, create } from "@bufbuild/protobuf";
+import type { MessageShape } from "@bufbuild/protobuf";
+import type { Plugin } from "../../gen/v1beta1/api_pb.js";
 import {
   type ConfigureRequest,
   type ConfigureResponse,
+  ConfigureResponseSchema,
   type Container,
   type ContainerEviction,
   type ContainerUpdate,
   type FailurePolicy,
-  Plugin,
   type PodSandbox,
-  RegisterPluginRequestSchema,
   type SynchronizeRequest,
+  SynchronizeRequestSchema,
   UpdateContainersRequestSchema,
-  UpdateContainersResponseSchema,
-} from "../../gen/v1beta1/api_pb.js";
-import "../../gen/v1beta1/api_codec.js"; // registers the generated codecs of the messages below
+  services_v1beta1_api,
+} from "../../gen/v1beta1/api_lite.js";
+import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
-import { packages, responseToV1alpha1, stateChangeEraMethods, toV1beta1, type Version } from "../translate/index.js";
+import { type Version, packages } from "../translate/packages.js";
 import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { decodeMessage, encodeMessage } from "./codec.js";
 import { callError } from "./errors.js";
-import { type Loose, toMessage } from "./helpers/loose.js";
-import { fromBinary, toBinary } from "../wire/codec.js";
+import { type Loose, toGeneratedMessage, toMessage } from "./helpers/loose.js";
+import { create } from "../wire/create.js";
+import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "./nri-releases.js";
 import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
@@ -115,17 +116,52 @@ const defaultLog: PluginLog = (level, message) => {
   if (level !== "info") process.stderr.write(`${message}\n`);
 };
 
+/*
+ * Translation is loaded when a v1alpha1 runtime first calls (or for the older dialects): a
+ * plugin of a v1beta1 runtime never needs it, nor the v1alpha1 method tables it reads.
+ */
+let translateModule: Promise<typeof import("../translate/index.js")> | undefined;
+function translation(): Promise<typeof import("../translate/index.js")> {
+  return (translateModule ??= import("../translate/index.js"));
+}
+
+/** A v1beta1 Plugin method: its handler name and the generated code of its request and response. */
+interface PluginMethod {
+  readonly localName: string;
+  readonly input: GeneratedMessage;
+  readonly output: GeneratedMessage;
+}
+
+function generated(typeName: string): GeneratedMessage {
+  const g = generatedMessage(typeName);
+  if (g === undefined) throw new Error(`nri: no generated code for ${typeName}`);
+  return g;
+}
+
+/** The Plugin methods by wire name, from the generated method table (no service descriptor). */
+const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
+  services_v1beta1_api.Plugin.methods.map((m) => [m.name, { localName: m.localName, input: generated(m.input), output: generated(m.output) }]),
+);
+
 /** Runs a typed handler on raw bytes. */
-async function invoke(
-  schemaIn: DescMessage,
-  schemaOut: DescMessage,
-  payload: Uint8Array,
-  run: (req: MessageShape<DescMessage>) => unknown,
-): Promise<Uint8Array> {
-  const req = decodeMessage(schemaIn, payload);
-  const out = await run(req);
-  // A handler's answer that does not fit its type is our fault, not the runtime's.
-  return encodeMessage(schemaOut, () => toMessage(schemaOut, out as never), Code.INTERNAL);
+async function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Promise<Uint8Array> {
+  let req: unknown;
+  try {
+    req = method.input.decode(payload);
+  } catch (e) {
+    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${method.input.typeName}: ${reason(e)}`, { cause: e });
+  }
+  const out = await run(req as never);
+  try {
+    return method.output.encode(toGeneratedMessage(method.output, out) as never);
+  } catch (e) {
+    // A handler's answer that does not fit its type is our fault, not the runtime's.
+    throw new RpcError(Code.INTERNAL, `cannot encode ${method.output.typeName}: ${reason(e)}`, { cause: e });
+  }
+}
+
+function reason(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
 }
 
 /**
@@ -138,6 +174,8 @@ export class NriPlugin {
   readonly identity: PluginIdentity;
   /** The events the handlers cover; the subscription may be narrower (see `subscribed`). */
   readonly events: number;
+  /** The connection the runtime's calls come in on. */
+  private served: ReturnType<Server["serve"]> | undefined;
   private readonly handlers: PluginHandlers;
   private readonly options: PluginOptions;
   private readonly dialect: PluginDialect;
@@ -199,6 +237,8 @@ export class NriPlugin {
    * the plugin; rejects (and closes) if that fails or takes longer than the registration timeout.
    */
   async start(): Promise<void> {
+    // Before connecting: nothing may come between the mux's creation and the server's.
+    const stateChangeEra = this.dialect === "statechange" ? (await translation()).stateChangeEraMethods : undefined;
     const env = this.options.env ?? process.env;
     const socket =
       this.options.socket ??
@@ -208,7 +248,7 @@ export class NriPlugin {
     this.mux = mux;
     void mux.closed.then((reason) => this.finish(reason));
     // Serve before registering: the runtime may send Configure before it answers RegisterPlugin.
-    this.serve().serve(mux.open(PLUGIN_SERVICE_CONN));
+    this.served = this.serve(stateChangeEra).serve(mux.open(PLUGIN_SERVICE_CONN));
     this.runtimeClient = new Client(mux.open(RUNTIME_SERVICE_CONN));
     const timeoutMs = this.options.registrationTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
@@ -228,7 +268,7 @@ export class NriPlugin {
   }
 
   private async register(): Promise<void> {
-    const payload = encodeMessage(RegisterPluginRequestSchema, { pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION });
+    const payload = encodeRegisterPluginRequest({ pluginName: this.identity.name, pluginIdx: this.identity.idx, NRIVersion: NRI_VERSION });
     const client = this.runtimeClient!;
     if (this.dialect === "v1beta1") {
       try {
@@ -241,6 +281,8 @@ export class NriPlugin {
         }
       }
     }
+    // A v1alpha1 runtime's calls all need translation: load it while registration is in flight.
+    translation().catch(() => undefined); // a failure surfaces where the module is used
     try {
       await client.call(`${packages.v1alpha1}.Runtime`, "RegisterPlugin", payload);
       this.runtimeApi = "v1alpha1";
@@ -258,18 +300,48 @@ export class NriPlugin {
     if (client === undefined || this.runtimeApi === undefined) throw new Error(`nri: plugin ${this.id}: not registered`);
     const api = this.runtimeApi;
     try {
-      const req = encodeMessage(UpdateContainersRequestSchema, () => toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
-      const res = await client.call(`${packages[api]}.Runtime`, "UpdateContainers", req);
-      return decodeMessage(UpdateContainersResponseSchema, res).failed;
+      let payload: Uint8Array;
+      try {
+        payload = encodeUpdateContainersRequest(toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
+      } catch (e) {
+        throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${reason(e)}`, { cause: e });
+      }
+      const res = await client.call(`${packages[api]}.Runtime`, "UpdateContainers", payload);
+      try {
+        return decodeUpdateContainersResponse(res).failed;
+      } catch (e) {
+        throw new RpcError(Code.INVALID_ARGUMENT, `invalid nri.pkg.api.v1beta1.UpdateContainersResponse: ${reason(e)}`, { cause: e });
+      }
     } catch (e) {
       throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);
     }
   }
 
-  /** Closes the connection; `closed` and onClose report `reason`. */
+  /**
+   * Closes the connection at once; `closed` and onClose report `reason`. Answers still queued
+   * are lost: from a handler (say, Shutdown's) use end().
+   */
   close(reason: Error = new Error(`nri: plugin ${this.id}: closed`)): void {
     if (this.mux !== undefined) this.mux.close(reason);
     else this.finish(reason);
+  }
+
+  /**
+   * Closes the connection once the answers to the calls in flight are written, so a handler may
+   * end the plugin (Shutdown's, typically) without cutting off its own answer; the runtime's new
+   * calls are refused meanwhile. After `graceMs` it closes as close() does. Settles like `closed`.
+   */
+  end(reason: Error = new Error(`nri: plugin ${this.id}: closed`), graceMs = 1000): Promise<Error> {
+    const mux = this.mux;
+    const served = this.served;
+    if (mux === undefined || served === undefined) {
+      this.close(reason);
+      return this.closed;
+    }
+    const timer = setTimeout(() => this.close(reason), graceMs);
+    void this.closed.then(() => clearTimeout(timer));
+    void served.closeWhenIdle().then(() => mux.end(reason));
+    return this.closed;
   }
 
   private finish(reason: Error): void {
@@ -304,20 +376,21 @@ export class NriPlugin {
   }
 
   /** The ttrpc server of conn 1: v1beta1 and/or v1alpha1 Plugin services per the dialect. */
-  private serve(): Server {
+  private serve(stateChangeEraMethods: readonly string[] | undefined): Server {
     const server = new Server();
     if (this.dialect === "v1beta1") {
       const beta: Record<string, RawMethod> = {};
-      for (const m of Plugin.methods) beta[m.name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(m.name, payload, ctx, "v1beta1") };
+      for (const name of pluginMethods.keys()) beta[name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(name, payload, ctx, "v1beta1") };
       server.register(`${packages.v1beta1}.Plugin`, beta);
     }
     const alphaService = `${packages.v1alpha1}.Plugin`;
     const alpha: Record<string, RawMethod> = {};
-    const names = this.dialect === "statechange" ? stateChangeEraMethods : [...Plugin.methods.map((m) => m.name), "StateChange"];
+    const names = stateChangeEraMethods ?? [...pluginMethods.keys(), "StateChange"];
     for (const name of names) {
       alpha[name] = {
         kind: "unary",
         handler: async (payload, ctx) => {
+          const { toV1beta1, responseToV1alpha1 } = await translation();
           const call = toV1beta1({ service: alphaService, method: name, payload });
           const answer = await this.dispatch(call.method, call.payload, ctx, "v1alpha1");
           return responseToV1alpha1({ service: alphaService, method: name }, answer).payload;
@@ -330,16 +403,16 @@ export class NriPlugin {
 
   /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
   private async dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
-    const desc = Plugin.methods.find((m) => m.name === method);
+    const desc = pluginMethods.get(method);
     if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
     switch (method) {
       case "Configure":
-        return invoke(desc.input, desc.output, payload, (req) => this.configure(req as ConfigureRequest, ctx, via));
+        return invoke(desc, payload, (req: ConfigureRequest) => this.configure(req, ctx, via));
       case "Synchronize":
-        return invoke(desc.input, desc.output, payload, async (req) => {
+        return invoke(desc, payload, async (req: SynchronizeRequest) => {
           try {
-            return await this.guard(method, () => this.synchronize(req as SynchronizeRequest, ctx));
+            return await this.guard(method, () => this.synchronize(req, ctx));
           } catch (e) {
             // Before the plugin is up, a failed Synchronize is why the runtime drops it.
             if (!this.isSynchronized) this.configureError ??= new Error(`nri: plugin ${this.id}: synchronize failed: ${(e as Error).message}`, { cause: e });
@@ -349,7 +422,7 @@ export class NriPlugin {
       default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
         const handler = h[desc.localName];
-        return invoke(desc.input, desc.output, payload, (req) => (handler === undefined ? undefined : this.guard(method, () => handler(req as never, ctx))));
+        return invoke(desc, payload, (req) => (handler === undefined ? undefined : this.guard(method, () => handler(req, ctx))));
       }
     }
   }
@@ -394,7 +467,7 @@ export class NriPlugin {
     }
     this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };
 
-    const custom = toMessage(Plugin.method.configure.output, (await this.handlers.configure?.(req, ctx)) as never);
+    const custom = toMessage(ConfigureResponseSchema, (await this.handlers.configure?.(req, ctx)) as never);
     // Like the Go stub: 0 from the handler means "the events I have handlers for".
     let events = custom.events === 0 ? this.events : custom.events;
     if ((events & ~VALID_EVENTS_MASK) !== 0 || (events & ~this.events) !== 0) {
@@ -412,8 +485,8 @@ export class NriPlugin {
       events &= ~unknown;
     }
     this.subscribedMask = events;
-    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(Plugin.method.configure.output, { failurePolicy: this.options.failurePolicy }).failurePolicy);
-    return toMessage(Plugin.method.configure.output, failurePolicy === undefined ? { events } : { events, failurePolicy });
+    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(ConfigureResponseSchema, { failurePolicy: this.options.failurePolicy }).failurePolicy);
+    return toMessage(ConfigureResponseSchema, failurePolicy === undefined ? { events } : { events, failurePolicy });
   }
 
   /** Accumulates chunks sent with `more` and hands the handler everything once. */
@@ -421,7 +494,7 @@ export class NriPlugin {
     this.syncPods.push(...req.pods);
     this.syncContainers.push(...req.containers);
     if (req.more) return { more: true };
-    const whole = create(Plugin.method.synchronize.input, { pods: this.syncPods, containers: this.syncContainers, more: false });
+    const whole = create(SynchronizeRequestSchema, { pods: this.syncPods, containers: this.syncContainers, more: false });
     this.syncPods = [];
     this.syncContainers = [];
     const out = await this.handlers.synchronize?.(whole, ctx);

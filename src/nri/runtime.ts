@@ -3,6 +3,8 @@
  * containerd/nri v0.12.5's pkg/adaptation: plugins of either revision, launched or external or
  * in-process, events in index order with merged answers, failure policies and Go's error texts.
  */
+import type { Version } from "../translate/index.js";
+
 export { type EventOptions, type EventRequest, NriRuntime } from "./runtime/nri-runtime.js";
 export {
   DEFAULT_PLUGIN_CONFIG_PATH,
@@ -24,4 +26,5 @@ export { type DefaultValidatorConfig } from "./runtime/default-validator.js";
 export { AdaptationError } from "./runtime/errors.js";
 export { EventError } from "./runtime/event-error.js";
 export { DEFAULT_SOCKET_PATH } from "./socket.js";
-export type { ApiVersion } from "./versions.js";
+/** Which revision a peer speaks, as told by the package of its calls (translate's Version). */
+export type ApiVersion = Version;

@@ -7,11 +7,14 @@ export { type ListenUnixOptions, listenUnix } from "../ttrpc/listen.js";
 /** Where plugins find the runtime unless told otherwise. */
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
 
-/** Connects to a unix socket; rejects with an error naming the path. */
-export function connectUnix(path: string): Promise<Socket> {
+/**
+ * Connects to a unix socket; rejects with an error naming the path, after `what` (default
+ * `nri: cannot connect to`). `allowHalfOpen` keeps the write side open after the peer ends its own.
+ */
+export function connectUnix(path: string, o: { allowHalfOpen?: boolean; what?: string } = {}): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const s = connect(path);
-    const onError = (e: Error): void => reject(new Error(`nri: cannot connect to ${path}: ${e.message}`, { cause: e }));
+    const s = connect({ path, allowHalfOpen: o.allowHalfOpen ?? false });
+    const onError = (e: Error): void => reject(new Error(`${o.what ?? "nri: cannot connect to"} ${path}: ${e.message}`, { cause: e }));
     s.once("error", onError);
     s.once("connect", () => {
       s.off("error", onError);

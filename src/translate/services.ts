@@ -1,16 +1,9 @@
-import type { DescFile } from "@bufbuild/protobuf";
-import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
-import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
+import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
+import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { TranslateError } from "./errors.js";
+import { type Version, packages } from "./packages.js";
 
-/** The two protocol revisions. */
-export type Version = "v1alpha1" | "v1beta1";
-
-/** The protobuf package of each revision. */
-export const packages: Readonly<Record<Version, string>> = {
-  v1alpha1: "nri.pkg.api.v1alpha1",
-  v1beta1: "nri.pkg.api.v1beta1",
-};
+export { type Version, packages };
 
 /** The services both revisions define, by short name. */
 export const serviceNames: readonly string[] = ["Runtime", "Plugin", "HostFunctions"];
@@ -41,16 +34,19 @@ export function shortServiceName(service: string, from: Version): string {
   return service.slice(packages[from].length + 1);
 }
 
-/** Response type names by `service/method`, from the generated descriptors of one revision. */
-function outputTypes(file: DescFile): ReadonlyMap<string, string> {
+/** The generated method tables of one revision's services (names only: no descriptor is decoded). */
+type ServiceTables = Readonly<Record<string, { readonly typeName: string; readonly methods: readonly { readonly name: string; readonly output: string }[] }>>;
+
+/** Response type names by `service/method`, from the generated method tables of one revision. */
+function outputTypes(services: ServiceTables): ReadonlyMap<string, string> {
   const out = new Map<string, string>();
-  for (const s of file.services) for (const m of s.methods) out.set(`${s.typeName}/${m.name}`, m.output.typeName);
+  for (const s of Object.values(services)) for (const m of s.methods) out.set(`${s.typeName}/${m.name}`, m.output);
   return out;
 }
 
 const outputs: Readonly<Record<Version, ReadonlyMap<string, string>>> = {
-  v1alpha1: outputTypes(file_v1alpha1_api),
-  v1beta1: outputTypes(file_v1beta1_api),
+  v1alpha1: outputTypes(services_v1alpha1_api),
+  v1beta1: outputTypes(services_v1beta1_api),
 };
 
 /** The full response type name of a method of revision `version`, or undefined if it has none. */

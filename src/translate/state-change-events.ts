@@ -1,23 +1,24 @@
-import { Plugin as PluginV1alpha1 } from "../../gen/v1alpha1/api_pb.js";
-import { Event } from "../../gen/v1beta1/api_pb.js";
+import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
+import { Event } from "../../gen/v1beta1/api_lite.js";
+import { formatEvent } from "../events.js";
 
 /**
  * The nine events that a StateChange-era peer receives as `Plugin.StateChange` and a dedicated-era
- * peer as their own call, with that call's method name. Written out rather than derived: a wrong
- * row here was the bug of an earlier upstream attempt (PostUpdatePodSandbox sent as
- * STOP_POD_SANDBOX, PostUpdateContainer as POST_START_CONTAINER).
+ * peer as their own call. Each call's method name comes from the one event table (src/events), so
+ * an event cannot be paired with another event's method: the bug of an earlier upstream attempt
+ * (PostUpdatePodSandbox sent as STOP_POD_SANDBOX, PostUpdateContainer as POST_START_CONTAINER).
  */
 const table: readonly (readonly [Event, string])[] = [
-  [Event.RUN_POD_SANDBOX, "RunPodSandbox"],
-  [Event.STOP_POD_SANDBOX, "StopPodSandbox"],
-  [Event.REMOVE_POD_SANDBOX, "RemovePodSandbox"],
-  [Event.POST_CREATE_CONTAINER, "PostCreateContainer"],
-  [Event.START_CONTAINER, "StartContainer"],
-  [Event.POST_START_CONTAINER, "PostStartContainer"],
-  [Event.POST_UPDATE_CONTAINER, "PostUpdateContainer"],
-  [Event.REMOVE_CONTAINER, "RemoveContainer"],
-  [Event.POST_UPDATE_POD_SANDBOX, "PostUpdatePodSandbox"],
-];
+  Event.RUN_POD_SANDBOX,
+  Event.STOP_POD_SANDBOX,
+  Event.REMOVE_POD_SANDBOX,
+  Event.POST_CREATE_CONTAINER,
+  Event.START_CONTAINER,
+  Event.POST_START_CONTAINER,
+  Event.POST_UPDATE_CONTAINER,
+  Event.REMOVE_CONTAINER,
+  Event.POST_UPDATE_POD_SANDBOX,
+].map((e) => [e, formatEvent(e)] as const);
 
 /** The nine StateChange events, in numeric order. */
 export const stateChangeEvents: ReadonlySet<Event> = new Set(table.map(([e]) => e));
@@ -56,4 +57,4 @@ export function describeEvent(event: number): string {
  * The Plugin methods a StateChange-era (NRI <= v0.11) plugin serves: every v1alpha1 Plugin method
  * but the nine dedicated ones it receives as StateChange.
  */
-export const stateChangeEraMethods: readonly string[] = PluginV1alpha1.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));
+export const stateChangeEraMethods: readonly string[] = services_v1alpha1_api.Plugin.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));

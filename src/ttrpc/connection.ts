@@ -118,10 +118,14 @@ export abstract class FrameConnection {
     return true;
   }
 
-  /** Flushes queued frames, then half-closes the socket. */
-  protected endWrites(): void {
+  /** Flushes queued frames, then half-closes the socket; settles once that is written or the connection has ended. */
+  protected endWrites(): Promise<void> {
     this.writer.flush();
-    this.socket.end();
+    return new Promise((resolve) => {
+      if (this.closeError !== undefined) return resolve();
+      void this.closedPromise.then(() => resolve());
+      this.socket.end(() => resolve());
+    });
   }
 
   private readonly onData = (chunk: Uint8Array): void => {

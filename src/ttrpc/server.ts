@@ -9,6 +9,7 @@ import { type ListenUnixOptions, listenUnix } from "./listen.js";
 import { MessageQueue } from "./queue.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
+import { withTimeout } from "./with-timeout.js";
 
 /** What a handler learns about its call. */
 export interface CallContext {
@@ -109,11 +110,10 @@ export class Server {
     this.listeners.clear();
     const all = [...this.connections];
     for (const c of all) c.closeWhenIdle();
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.all(all.map((c) => c.closed)), timedOut]);
-    clearTimeout(timer);
-    this.close(new ClosedError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`));
+    const deadline = new ClosedError(`ttrpc: server shutdown deadline of ${timeoutMs} ms passed`);
+    // Whatever is still open once the deadline passes is closed abruptly; the rest is already.
+    await withTimeout(Promise.all(all.map((c) => c.closed)), timeoutMs, () => deadline).catch(() => undefined);
+    this.close(deadline);
   }
 
   /** Abrupt close: every connection ends now and every handler's signal is aborted. */
@@ -130,6 +130,10 @@ export class ServerConnection extends FrameConnection {
   private readonly calls = new Map<number, ServerCall>();
   private lastStreamId = 0;
   private idleClose = false;
+  /** Settles once the connection, gone idle, has half-closed (or has ended): see closeWhenIdle. */
+  private idleEnd: Promise<void> | undefined;
+  private idleEnded: () => void = () => undefined;
+  private endingWrites = false;
   private readonly sizes = new ResponseSizes();
 
   constructor(
@@ -145,15 +149,25 @@ export class ServerConnection extends FrameConnection {
     return this.calls.size;
   }
 
-  /** Closes as soon as no call is in flight; new calls are refused meanwhile. */
-  closeWhenIdle(): void {
+  /**
+   * Closes as soon as no call is in flight; new calls are refused meanwhile. Settles once the
+   * answers are written and the socket half-closed (or the connection has ended).
+   */
+  closeWhenIdle(): Promise<void> {
+    if (this.idleEnd === undefined) {
+      this.idleEnd = new Promise((resolve) => (this.idleEnded = resolve));
+      void this.closed.then(() => this.idleEnded());
+    }
     this.idleClose = true;
     if (this.calls.size === 0) this.finishIdle();
+    return this.idleEnd;
   }
 
-  /** Flushes and half-closes; the socket's close then ends the connection. */
+  /** Flushes and half-closes, once; the socket's close then ends the connection. */
   private finishIdle(): void {
-    this.endWrites();
+    if (this.endingWrites) return;
+    this.endingWrites = true;
+    void this.endWrites().then(() => this.idleEnded());
   }
 
   protected onFrame(frame: Frame): void {

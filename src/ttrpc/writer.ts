@@ -9,9 +9,10 @@ export const ZERO_COPY_THRESHOLD = 32 * 1024;
 const FLUSH_THRESHOLD = 256 * 1024;
 
 /**
- * Batches frames into as few socket writes as possible: frames are encoded straight into a
- * staging buffer, large payloads are queued by reference, and everything queued within one turn
- * of the event loop goes out together (one writev). Nothing is copied twice.
+ * Batches frames into as few writes as possible: frames are encoded straight into a staging
+ * buffer, large payloads are queued by reference, and everything queued within one turn of the
+ * event loop goes out together (one writev on a socket; over a mux connection, one trunk write
+ * per part, since the mux copies each part into its own frames anyway).
  */
 export class FrameWriter {
   private buf: Uint8Array = Buffer.allocUnsafe(STAGING_SIZE);
@@ -34,9 +35,9 @@ export class FrameWriter {
   }
 
   /**
-   * Starts a frame whose data is `dataLength` bytes, of which the first `dataLength - tail.length`
-   * are written by the caller into `buffer` from the returned position up to `end()`; `tail`
-   * (possibly empty) follows them without being copied when large.
+   * Starts a frame of `dataLength` data bytes and reserves `inlineLength` bytes of `buffer` from
+   * the returned position for the caller to write; end(pos, tail) then appends the rest of the
+   * data, `tail`, which is not copied when large.
    */
   begin(streamId: number, type: number, flags: number, dataLength: number, inlineLength: number): number {
     const need = HEADER_LENGTH + inlineLength;
@@ -101,7 +102,10 @@ export class FrameWriter {
     this.sink.uncork();
   }
 
-  /** Discards whatever is queued and refuses further frames (the socket is gone). */
+  /**
+   * Discards whatever is queued and refuses further frames (the socket is gone or being
+   * destroyed); a graceful end flushes first.
+   */
   close(): void {
     this.closed = true;
     this.drop();

@@ -7,6 +7,8 @@ import {
   toBinary as reflectiveToBinary,
 } from "@bufbuild/protobuf";
 import { DecodeError } from "./errors.js";
+import { realSchema } from "./lazy.js";
+import { type RegisteredCodec, codecByName, registerCodecByName } from "./registry.js";
 
 /** A message type's non-reflective binary codec, as protoc-gen-nri-wire generates it. */
 export interface MessageCodec<Desc extends DescMessage = DescMessage> {
@@ -16,16 +18,14 @@ export interface MessageCodec<Desc extends DescMessage = DescMessage> {
   readonly decode: (bytes: Uint8Array) => MessageShape<Desc>;
 }
 
-const codecs = new Map<DescMessage, MessageCodec>();
-
-/** Makes `codec` the one used for `schema`. Generated codec modules call this when imported. */
+/** Makes `codec` the one used for `schema` (and every schema of the same type name). */
 export function registerCodec<Desc extends DescMessage>(schema: Desc, codec: MessageCodec<Desc>): void {
-  codecs.set(schema, codec as unknown as MessageCodec);
+  registerCodecByName(schema.typeName, codec as unknown as RegisteredCodec);
 }
 
-/** The generated codec registered for `schema`, if any. */
+/** The codec registered for `schema`'s type, generated or by registerCodec, if any. */
 export function codecFor<Desc extends DescMessage>(schema: Desc): MessageCodec<Desc> | undefined {
-  return codecs.get(schema) as MessageCodec<Desc> | undefined;
+  return codecByName(schema.typeName) as MessageCodec<Desc> | undefined;
 }
 
 /**
@@ -33,14 +33,16 @@ export function codecFor<Desc extends DescMessage>(schema: Desc): MessageCodec<D
  * `schema` (the same bytes, faster) and reflectively otherwise.
  */
 export function toBinary<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): Uint8Array {
-  const codec = codecs.get(schema);
-  return codec !== undefined ? codec.encode(message) : reflectiveToBinary(schema, message);
+  const codec = codecByName(schema.typeName);
+  return codec !== undefined ? codec.encode(message as never) : reflectiveToBinary(realSchema(schema), message);
 }
 
 /** Encodes an init object of `schema` (a message, or a plain object as `create()` takes). */
 export function encodeInit<Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>): Uint8Array {
-  const codec = codecs.get(schema);
-  return codec !== undefined ? codec.encode(init) : reflectiveToBinary(schema, create(schema, init));
+  const codec = codecByName(schema.typeName);
+  if (codec !== undefined) return codec.encode(init as never);
+  const real = realSchema(schema);
+  return reflectiveToBinary(real, create(real, init));
 }
 
 /**
@@ -49,10 +51,10 @@ export function encodeInit<Desc extends DescMessage>(schema: Desc, init: Message
  * RangeError, TypeError) are wrapped into one naming the message.
  */
 export function fromBinary<Desc extends DescMessage>(schema: Desc, bytes: Uint8Array): MessageShape<Desc> {
-  const codec = codecs.get(schema);
+  const codec = codecByName(schema.typeName);
   if (codec !== undefined) return codec.decode(bytes) as MessageShape<Desc>;
   try {
-    return reflectiveFromBinary(schema, bytes);
+    return reflectiveFromBinary(realSchema(schema), bytes);
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
     throw new DecodeError(`decode ${schema.typeName}: ${reason}`, reason, -1, schema.typeName, undefined, { cause: e });

@@ -134,6 +134,25 @@ describe("mux over a socket", () => {
     done();
   });
 
+  it("end(): every byte written before it reaches the peer, then the trunk closes with its reason", async () => {
+    const [a, b, done] = await trunkPair();
+    const ma = new Mux(a);
+    const mb = new Mux(b);
+    const big = new Uint8Array(4 << 20).map((_, i) => i & 0xff);
+    let got = 0;
+    mb.open(1).on("data", (d: Buffer) => (got += d.length));
+    const c1 = ma.open(1);
+    c1.write(big);
+    c1.write(Uint8Array.of(1, 2, 3));
+    ma.open(2).write(Uint8Array.of(4));
+    const reason = new Error("done here");
+    expect(await ma.end(reason)).toBe(reason);
+    expect((await mb.closed).message).toBe("mux: trunk closed by peer");
+    expect(got).toBe(big.length + 3);
+    expect(ma.closeReason).toBe(reason);
+    done();
+  });
+
   it("refuses conn id 0, drops frames for conns not opened, and stops reading the trunk for an unread conn", async () => {
     const [a, b, done] = await trunkPair();
     const mb = new Mux(b, { connHighWaterMark: 1024 });

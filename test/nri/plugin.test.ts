@@ -103,6 +103,32 @@ describe("plugin: Configure like the Go stub", () => {
   });
 });
 
+describe("plugin: ending itself", () => {
+  it("end() from the Shutdown handler: the runtime gets the answer, then the connection closes", async () => {
+    const rt = await fake({ shutdown: "bye" });
+    const { p } = plugin({ shutdown: (req) => void p.end(new Error(`shut down: ${req.reason}`)) }, { socketPath: rt.path });
+    await p.start();
+    expect((await p.closed).message).toBe("shut down: bye");
+    await eventually(() => rt.seen.length === 2, "the runtime seeing the answer and the close");
+    expect(rt.seen).toEqual(["Shutdown answered", "closed: mux: trunk closed by peer"]);
+  });
+
+  it("close() from the Shutdown handler cuts off the answer (why end() exists)", async () => {
+    const rt = await fake({ shutdown: "bye" });
+    const { p } = plugin({ shutdown: () => p.close(new Error("gone")) }, { socketPath: rt.path });
+    await p.start();
+    expect((await p.closed).message).toBe("gone");
+    await eventually(() => rt.seen.length === 2, "the runtime seeing the close");
+    expect(rt.seen[0]).toBe("closed: mux: trunk closed by peer");
+    expect(rt.seen[1]).toMatch(/^Shutdown failed: /);
+  });
+
+  it("end() before start() closes at once", async () => {
+    const { p } = plugin({});
+    expect((await p.end(new Error("never started"))).message).toBe("never started");
+  });
+});
+
 describe("plugin: runtimes older than the plugin", () => {
   it("infers the NRI version of a runtime that sends none, subscribes only to the events it knows, and says so", async () => {
     const rt = await fake({ configure: { runtimeName: "cri-o", runtimeVersion: "1.34.0" }, validEvents: 0x1fff });

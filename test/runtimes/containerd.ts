@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { PluginUnderTest } from "./plugins.js";
-import { installPlugin, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, overlayWorks, readText, run, startLogged, stop, waitUntil } from "./support.js";
 
 /** The lifecycle events containerd v2.4 sends, in order, for one pod and one container. */
@@ -42,8 +42,8 @@ state = "${dir}/state"
   socket_path = "${dir}/nri.sock"
   plugin_path = "${dir}/nri/plugins"
   plugin_config_path = "${dir}/nri/conf.d"
-  plugin_registration_timeout = "10s"
-  plugin_request_timeout = "5s"
+  plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
+  plugin_request_timeout = "${NRI_TIMEOUTS.requestS}s"
 
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "${snapshotter}"
@@ -74,6 +74,12 @@ export function containerd(b: Built): RuntimeUnderTest {
     configure: { runtime: "containerd", nriVersion: "v0.12.3" },
     events: () => [...EVENTS],
     deprecationWarnings: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    // It falls back to StateChange exactly where it warns.
+    viaStateChange: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    // Only the first: one UNIMPLEMENTED and it sends every old event to that plugin as StateChange.
+    refusedCalls: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)).slice(0, 1) : []),
+    // NRI v0.12.3: v1alpha1 only, dedicated calls first, StateChange on UNIMPLEMENTED with a deprecation.
+    flavour: "v1alpha1",
     refusal: () => undefined,
     // The shims' socket directory is fixed.
     hostPaths: ["/run/containerd"],

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { installPlugin, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, run, startLogged, stop, waitUntil } from "./support.js";
 
 /**
@@ -21,6 +21,9 @@ const EVENTS = [
   "StopPodSandbox",
   "RemovePodSandbox",
 ];
+
+/** The events NRI v0.9.1 has a call of its own for; it sends every other one as StateChange. */
+const DEDICATED = new Set(["CreateContainer", "UpdateContainer", "StopContainer", "UpdatePodSandbox"]);
 
 /** The config of a private CRI-O: its own storage, sockets, state and NRI directories. */
 export function crioConfig(dir: string, bin: string, image: string, runc: string, conmon: string): string {
@@ -72,8 +75,8 @@ enable_nri = true
 nri_listen = "${dir}/nri.sock"
 nri_plugin_dir = "${dir}/nri/plugins"
 nri_plugin_config_dir = "${dir}/nri/conf.d"
-nri_plugin_registration_timeout = "10s"
-nri_plugin_request_timeout = "5s"
+nri_plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
+nri_plugin_request_timeout = "${NRI_TIMEOUTS.requestS}s"
 `;
 }
 
@@ -86,6 +89,10 @@ export function crio(b: Built): RuntimeUnderTest {
     configure: { runtime: "cri-o", nriVersion: "v0.9.1-0.20250219030224-e597e7849f24" },
     events: () => [...EVENTS],
     deprecationWarnings: () => [],
+    viaStateChange: () => EVENTS.filter((e) => !DEDICATED.has(e)),
+    refusedCalls: () => [],
+    // NRI v0.9.1: the old events always as StateChange, no deprecation.
+    flavour: "statechange",
     // Logged as "failed to start external plugin: …" (socket) or "failed to start pre-installed NRI plugin …: …" (fd).
     refusal: (p) => (p.validates ? "invalid plugin events: 0x2000" : undefined),
     // Created by containers/image's blob info cache and CRI-O's default policy directory.

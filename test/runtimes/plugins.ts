@@ -1,5 +1,4 @@
-import { join } from "node:path";
-import { ROOT } from "./support.js";
+import { NRI_WIRE } from "./support.js";
 
 /**
  * A plugin the project ships, as the real-runtime suite runs it. Its stdout must be one JSON
@@ -14,6 +13,8 @@ export interface PluginUnderTest {
   readonly name: string;
   /** argv starting the plugin; socket mode appends `--socket PATH`, fd mode runs it as is. */
   readonly argv: readonly string[];
+  /** The revision it registers with first; refused with UNIMPLEMENTED, a v1beta1 plugin falls back to v1alpha1. */
+  readonly registersWith: "v1beta1" | "v1alpha1";
   /** Whether it implements only StateChange for the events that have no answer. */
   readonly stateChangeOnly: boolean;
   /**
@@ -25,15 +26,14 @@ export interface PluginUnderTest {
   readonly adjusts: { readonly env: readonly [string, string]; readonly annotation: readonly [string, string]; readonly cpuSharesOnUpdate: number };
 }
 
-const cli = [process.execPath, "--import", "tsx", join(ROOT, "src/cli/main.ts")];
-
 /** The example plugin in one dialect. */
 function example(dialect: "v1beta1" | "v1alpha1" | "statechange"): PluginUnderTest {
   return {
     label: `example-plugin ${dialect}`,
     idx: "10",
     name: `example-${dialect}`,
-    argv: [...cli, "example-plugin", "--dialect", dialect],
+    argv: [...NRI_WIRE, "example-plugin", "--dialect", dialect],
+    registersWith: dialect === "v1beta1" ? "v1beta1" : "v1alpha1",
     stateChangeOnly: dialect === "statechange",
     // It infers the runtime's NRI release and leaves out the events that release does not know.
     validates: false,

@@ -1,7 +1,11 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Flavour } from "../../src/testing/index.js";
 import type { PluginUnderTest } from "./plugins.js";
 import { ROOT } from "./support.js";
+
+/** The NRI timeouts every runtime is configured with, and test-plugin plays them with. */
+export const NRI_TIMEOUTS = { registrationS: 10, requestS: 5 } as const;
 
 /** A runtime started for one run, with a private config, state and log. */
 export interface RunningRuntime {
@@ -32,6 +36,12 @@ export interface RuntimeUnderTest {
   events(p: PluginUnderTest): string[];
   /** The events it sends a StateChange-only plugin through StateChange and warns about (containerd). */
   deprecationWarnings(p: PluginUnderTest): string[];
+  /** The lifecycle events it sends the plugin as StateChange, in order (the rest as dedicated calls). */
+  viaStateChange(p: PluginUnderTest): string[];
+  /** The dedicated calls the plugin refuses with UNIMPLEMENTED before the runtime turns to StateChange. */
+  refusedCalls(p: PluginUnderTest): string[];
+  /** The `nri-wire test-plugin` flavour that plays a runtime of its NRI era. */
+  readonly flavour: Flavour;
   /** The log message with which the runtime refuses the plugin, when it does (else undefined). */
   refusal(p: PluginUnderTest): string | undefined;
   /** Paths outside its directory that the runtime creates; the suite removes those it made. */

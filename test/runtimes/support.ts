@@ -6,6 +6,9 @@ import { join, resolve } from "node:path";
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
 
+/** The nri-wire command, run from the source with tsx (from ROOT, where tsx resolves). */
+export const NRI_WIRE: readonly string[] = [process.execPath, "--import", "tsx", join(ROOT, "src/cli/main.ts")];
+
 /**
  * Why the real-runtime suite cannot run here, or undefined when it can: it starts runtimes,
  * mounts and cgroups, so it needs root on Linux, and Go to build them.
@@ -103,12 +106,22 @@ export function startLogged(cmd: string, args: readonly string[], log: string, e
   return { child, pid: child.pid, log, exited, done: () => finished };
 }
 
+/** Sends `sig` to `pid`; one that exited (and was reaped) since it was last seen is no error. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
+  }
+}
+
 /** Stops a started process by its PID: SIGTERM, then SIGKILL after `graceMs`. */
 export async function stop(p: Started, graceMs = 15_000): Promise<void> {
   if (p.done()) return;
-  process.kill(p.pid, "SIGTERM");
+  // It may have exited already with its exit event still to come.
+  signal(p.pid, "SIGTERM");
   const timer = setTimeout(() => {
-    if (!p.done()) process.kill(p.pid, "SIGKILL");
+    if (!p.done()) signal(p.pid, "SIGKILL");
   }, graceMs);
   await p.exited;
   clearTimeout(timer);
@@ -120,6 +133,16 @@ export function run(cmd: string, args: readonly string[], step: string, log: str
     execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       if (err) rej(new Error(`runtimes: ${step} failed: ${stderr.trim() || err.message}; log: ${log}`));
       else res(stdout);
+    });
+  });
+}
+
+/** Runs a command to completion and resolves with its exit code (null: it did not exit by itself) and output. */
+export function runForExit(cmd: string, args: readonly string[], timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    execFile(cmd, args, { cwd: ROOT, timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      const code = err === null ? 0 : typeof err.code === "number" ? err.code : null;
+      res({ code, stdout, stderr: code === null && err !== null ? `${stderr}${err.message}` : stderr });
     });
   });
 }

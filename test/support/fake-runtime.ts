@@ -1,6 +1,6 @@
 import { createServer, type Server as NetServer } from "node:net";
 import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
-import { ConfigureRequestSchema, type ConfigureResponse, ConfigureResponseSchema, SynchronizeRequestSchema } from "../../gen/v1beta1/api_pb.js";
+import { ConfigureRequestSchema, type ConfigureResponse, ConfigureResponseSchema, ShutdownRequestSchema, SynchronizeRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
@@ -14,6 +14,8 @@ export interface FakeRuntimeOptions {
   validEvents?: number;
   /** Package the runtime speaks. Default v1beta1. */
   version?: "v1alpha1" | "v1beta1";
+  /** After Synchronize, send Shutdown with this reason and record what follows in `seen`. */
+  shutdown?: string;
 }
 
 /**
@@ -29,6 +31,8 @@ export class FakeRuntime {
   readonly refusals: string[] = [];
   /** Errors from calls to the plugin. */
   readonly errors: string[] = [];
+  /** After a Shutdown: its answer and the connection's end, in the order the runtime saw them. */
+  readonly seen: string[] = [];
   private readonly net: NetServer;
 
   constructor(o: FakeRuntimeOptions = {}) {
@@ -49,6 +53,13 @@ export class FakeRuntime {
             return;
           }
           await client.call(`${pkg}.Plugin`, "Synchronize", toBinary(SynchronizeRequestSchema, create(SynchronizeRequestSchema, {})));
+          if (o.shutdown !== undefined) {
+            void mux.closed.then((r) => this.seen.push(`closed: ${r.message}`));
+            await client.call(`${pkg}.Plugin`, "Shutdown", toBinary(ShutdownRequestSchema, create(ShutdownRequestSchema, { reason: o.shutdown }))).then(
+              () => this.seen.push("Shutdown answered"),
+              (e: Error) => this.seen.push(`Shutdown failed: ${e.message}`),
+            );
+          }
         } catch (e) {
           this.errors.push((e as Error).message);
           mux.close(e as Error);

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import {
   CDIDeviceSchema,
   type ContainerAdjustment,
@@ -36,7 +36,8 @@ import {
   OptionalStringSchema,
   POSIXRlimitSchema,
   type Hooks,
-} from "../../../gen/v1beta1/api_pb.js";
+} from "../../../gen/v1beta1/api_lite.js";
+import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
 import { type Int64Like, int64, uint64 } from "./integers.js";
 import { type Loose, toMessage } from "./loose.js";
 import { markForRemoval } from "./removal.js";

@@ -1,4 +1,7 @@
-import { type DescField, type DescMessage, type MessageShape, ScalarType, create, isMessage } from "@bufbuild/protobuf";
+import type { DescMessage, Message, MessageShape } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
+import { realSchema } from "../../wire/lazy.js";
+import { type FieldInfo, type GeneratedMessage, generatedMessage, isMessageOf } from "../../wire/registry.js";
 import { type IntegerKind, checkInteger } from "./integers.js";
 
 /** A protocol wrapper message (`OptionalInt64`, `OptionalString`, ...): one field named value. */
@@ -29,66 +32,99 @@ export type LooseMessage<Desc extends DescMessage> = Loose<MessageShape<Desc>>;
 
 const WRAPPER = /^nri\.pkg\.api\.v1(alpha|beta)1\.Optional[A-Za-z0-9]+$/u;
 
-function integerKind(scalar: ScalarType): IntegerKind | undefined {
+/*
+ * The walk below needs, for each message type, its fields' names, kinds, scalar types and the
+ * message types they hold: the table generated with the codecs when there is one (no descriptor
+ * decoded), the descriptor otherwise (a message type of another package).
+ */
+
+/** What the walk knows of a field: a FieldInfo, or a protobuf-es DescField (the same names). */
+type FieldLike = Omit<FieldInfo, "message"> & { readonly message?: string | DescMessage };
+
+interface Fields {
+  readonly typeName: string;
+  readonly byName: ReadonlyMap<string, FieldLike>;
+}
+
+const tables = new Map<string, Fields>();
+
+function fieldsOf(desc: string | DescMessage): Fields {
+  const typeName = typeof desc === "string" ? desc : desc.typeName;
+  let t = tables.get(typeName);
+  if (t === undefined) {
+    const g = generatedMessage(typeName);
+    let list: readonly FieldLike[];
+    if (g !== undefined) list = g.fields();
+    else if (typeof desc !== "string") list = realSchema(desc).fields as unknown as FieldLike[];
+    else throw new Error(`nri: no generated code for message ${typeName}: import its codec module`);
+    t = { typeName, byName: new Map(list.map((f) => [f.localName, f])) };
+    tables.set(typeName, t);
+  }
+  return t;
+}
+
+/* ScalarType numbers (google.protobuf.FieldDescriptorProto.Type) of the integer kinds. */
+function integerKind(scalar: number | undefined): IntegerKind | undefined {
   switch (scalar) {
-    case ScalarType.INT64:
-    case ScalarType.SINT64:
-    case ScalarType.SFIXED64:
+    case 3: // INT64
+    case 18: // SINT64
+    case 16: // SFIXED64
       return "int64";
-    case ScalarType.UINT64:
-    case ScalarType.FIXED64:
+    case 4: // UINT64
+    case 6: // FIXED64
       return "uint64";
-    case ScalarType.INT32:
-    case ScalarType.SINT32:
-    case ScalarType.SFIXED32:
+    case 5: // INT32
+    case 17: // SINT32
+    case 15: // SFIXED32
       return "int32";
-    case ScalarType.UINT32:
-    case ScalarType.FIXED32:
+    case 13: // UINT32
+    case 7: // FIXED32
       return "uint32";
     default:
       return undefined;
   }
 }
 
-function scalar(value: unknown, type: ScalarType, path: string): unknown {
+function scalar(value: unknown, type: number | undefined, path: string): unknown {
   const kind = integerKind(type);
   if (kind === undefined || (typeof value !== "number" && typeof value !== "bigint")) return value;
   const big = checkInteger(value, kind, path);
   return kind === "int64" || kind === "uint64" ? big : Number(big);
 }
 
-function message(value: unknown, desc: DescMessage, path: string): unknown {
-  if (value === undefined || value === null || isMessage(value)) return value;
-  if (WRAPPER.test(desc.typeName) && (typeof value !== "object" || Array.isArray(value))) value = { value };
-  return fields(value as Record<string, unknown>, desc, path);
+function message(value: unknown, desc: string | DescMessage, path: string): unknown {
+  if (value === undefined || value === null || (typeof value === "object" && "$typeName" in value && typeof value.$typeName === "string")) return value;
+  const typeName = typeof desc === "string" ? desc : desc.typeName;
+  if (WRAPPER.test(typeName) && (typeof value !== "object" || Array.isArray(value))) value = { value };
+  return fields(value as Record<string, unknown>, fieldsOf(desc), path);
 }
 
-function fields(obj: Record<string, unknown>, desc: DescMessage, path: string): Record<string, unknown> {
+function fields(obj: Record<string, unknown>, desc: Fields, path: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(obj)) {
-    const field = desc.fields.find((f) => f.localName === key);
+    const field = desc.byName.get(key);
     out[key] = field === undefined || value === undefined ? value : fieldValue(value, field, path === "" ? field.name : `${path}.${field.name}`);
   }
   return out;
 }
 
-function fieldValue(value: unknown, f: DescField, path: string): unknown {
+function fieldValue(value: unknown, f: FieldLike, path: string): unknown {
   switch (f.fieldKind) {
     case "scalar":
       return scalar(value, f.scalar, path);
     case "message":
-      return message(value, f.message, path);
+      return message(value, f.message!, path);
     case "list":
       if (!Array.isArray(value)) return value;
       if (f.listKind === "scalar") return value.map((v, i) => scalar(v, f.scalar, `${path}[${i}]`));
-      if (f.listKind === "message") return value.map((v, i) => message(v, f.message, `${path}[${i}]`));
+      if (f.listKind === "message") return value.map((v, i) => message(v, f.message!, `${path}[${i}]`));
       return value;
     case "map": {
       if (typeof value !== "object" || value === null) return value;
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
         const at = `${path}[${JSON.stringify(k)}]`;
-        out[k] = f.mapKind === "scalar" ? scalar(v, f.scalar, at) : f.mapKind === "message" ? message(v, f.message, at) : v;
+        out[k] = f.mapKind === "scalar" ? scalar(v, f.scalar, at) : f.mapKind === "message" ? message(v, f.message!, at) : v;
       }
       return out;
     }
@@ -103,7 +139,18 @@ function fieldValue(value: unknown, f: DescField, path: string): unknown {
  * its protocol path. A message passes through as it is.
  */
 export function toMessage<Desc extends DescMessage>(schema: Desc, value: LooseMessage<Desc> | MessageShape<Desc> | undefined | null): MessageShape<Desc> {
-  if (isMessage(value, schema)) return value;
-  const init = value === undefined || value === null ? {} : fields(value as Record<string, unknown>, schema, "");
+  if (isMessageOf(value, schema.typeName)) return value as MessageShape<Desc>;
+  const generated = generatedMessage(schema.typeName);
+  if (generated !== undefined) return generated.create(looseInit(schema.typeName, value)) as MessageShape<Desc>;
+  const init = value === undefined || value === null ? {} : fields(value as Record<string, unknown>, fieldsOf(schema), "");
   return create(schema, init as never);
+}
+
+/** @internal toMessage for a message type with generated code, by name (endpoints have no schema). */
+export function toGeneratedMessage(message: GeneratedMessage, value: unknown): Message {
+  return isMessageOf(value, message.typeName) ? (value as Message) : message.create(looseInit(message.typeName, value));
+}
+
+function looseInit(typeName: string, value: unknown): Record<string, unknown> {
+  return value === undefined || value === null ? {} : fields(value as Record<string, unknown>, fieldsOf(typeName), "");
 }

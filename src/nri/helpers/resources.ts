@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import {
   HugepageLimitSchema,
   type LinuxCPU,
@@ -11,7 +11,8 @@ import {
   OptionalInt64Schema,
   OptionalStringSchema,
   OptionalUInt64Schema,
-} from "../../../gen/v1beta1/api_pb.js";
+} from "../../../gen/v1beta1/api_lite.js";
+import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
 import { type Int64Like, int64, uint64 } from "./integers.js";
 
 const MEM = "linux.resources.memory";

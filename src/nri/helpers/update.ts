@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import {
   type ContainerEviction,
   ContainerEvictionSchema,
@@ -7,7 +7,8 @@ import {
   type LinuxResources,
   LinuxContainerUpdateSchema,
   LinuxResourcesSchema,
-} from "../../../gen/v1beta1/api_pb.js";
+} from "../../../gen/v1beta1/api_lite.js";
+import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
 import { ResourceSetters } from "./resources.js";
 
 /**

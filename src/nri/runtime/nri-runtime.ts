@@ -10,6 +10,7 @@ import {
   UpdatePodSandboxResponseSchema,
   type ValidateContainerAdjustmentRequest,
 } from "../../../gen/v1beta1/api_pb.js";
+import { TEARDOWN_EVENTS, eventHandlerName } from "../../events.js";
 import { RpcError } from "../../ttrpc/errors.js";
 import { Code } from "../../ttrpc/status.js";
 import { BuiltinBackend } from "./builtin-plugin.js";
@@ -42,7 +43,7 @@ export interface EventOptions {
 }
 
 /** Events that the teardown contract (`teardown: "continue"`) never lets a plugin error stop. */
-const TEARDOWN: ReadonlySet<EventMethod> = new Set(["stopPodSandbox", "removePodSandbox", "stopContainer", "removeContainer"]);
+const TEARDOWN: ReadonlySet<string> = new Set(TEARDOWN_EVENTS.map(eventHandlerName));
 
 /**
  * A container runtime's side of NRI, with the semantics of containerd/nri v0.12.5's

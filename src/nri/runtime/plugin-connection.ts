@@ -11,8 +11,7 @@ import { ProtocolError, RpcError } from "../../ttrpc/errors.js";
 import { Server } from "../../ttrpc/server.js";
 import { Code } from "../../ttrpc/status.js";
 import { registerService } from "../../ttrpc/typed.js";
-import { alphaResponseToBeta, betaRequestToAlpha, isStateChangeMethod } from "../translation.js";
-import { type ApiVersion, V1ALPHA1, V1BETA1 } from "../versions.js";
+import { type Version, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../../translate/index.js";
 import { GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
@@ -24,13 +23,16 @@ import { fromBinary, toBinary } from "../../wire/codec.js";
 export interface Registration {
   readonly name: string;
   readonly idx: string;
-  readonly version: ApiVersion;
+  readonly version: Version;
 }
 
-/** What a connection needs from the runtime. */
 /** How early a DEADLINE_EXCEEDED may come and still be the call's deadline (timer granularity). */
 const DEADLINE_TOLERANCE_MS = 1;
 
+/** The service calls are made to, before any translation for a v1alpha1 plugin. */
+const BETA_PLUGIN = `${packages.v1beta1}.Plugin`;
+
+/** What a connection needs from the runtime. */
 export interface ConnectionHooks {
   /** An unsolicited UpdateContainers; resolves with the updates that failed. */
   updateContainers(conn: PluginConnection, update: ContainerUpdate[], evict: ContainerEviction[]): Promise<ContainerUpdate[]>;
@@ -94,7 +96,7 @@ export class PluginConnection implements PluginBackend {
     return this.registered;
   }
 
-  private register(req: Pick<RegisterPluginRequest, "pluginName" | "pluginIdx">, version: ApiVersion): object {
+  private register(req: Pick<RegisterPluginRequest, "pluginName" | "pluginIdx">, version: Version): object {
     if (this.registration !== undefined) return {};
     // Only an external plugin's claim is checked and used; a launched one is named by its file.
     if (this.kind === "external") {
@@ -138,14 +140,15 @@ export class PluginConnection implements PluginBackend {
   private async callRaw(method: string, payload: Uint8Array, options: BackendCallOptions): Promise<Uint8Array> {
     const o = { signal: options.signal, timeoutMs: options.timeoutMs };
     const version = this.registration?.version ?? "v1beta1";
-    if (version === "v1beta1") return this.client.call(`${V1BETA1}.Plugin`, method, payload, o);
-    const viaStateChange = this.stateChange && isStateChangeMethod(method);
-    const out = betaRequestToAlpha(method, payload, viaStateChange);
+    if (version === "v1beta1") return this.client.call(BETA_PLUGIN, method, payload, o);
+    const isEvent = stateChangeEventOf(method) !== undefined;
+    const viaStateChange = this.stateChange && isEvent;
+    const out = toV1alpha1({ service: BETA_PLUGIN, method, payload }, viaStateChange ? "state-change" : "dedicated");
     let res: Uint8Array;
     try {
-      res = await this.client.call(`${V1ALPHA1}.Plugin`, out.method, out.payload, o);
+      res = await this.client.call(out.service, out.method, out.payload, o);
     } catch (e) {
-      const fallBack = !viaStateChange && isStateChangeMethod(method) && e instanceof RpcError && e.code === Code.UNIMPLEMENTED;
+      const fallBack = !viaStateChange && isEvent && e instanceof RpcError && e.code === Code.UNIMPLEMENTED;
       if (!fallBack) throw e;
       this.stateChange = true;
       return this.callRaw(method, payload, options);
@@ -155,7 +158,7 @@ export class PluginConnection implements PluginBackend {
       this.hooks.deprecated(this, method);
     }
     try {
-      return alphaResponseToBeta(method, res);
+      return responseToV1beta1({ service: BETA_PLUGIN, method }, res).payload;
     } catch (e) {
       throw new PluginCallError(GO_PROTO_DECODE, "decode", { cause: e });
     }

@@ -8,12 +8,12 @@ import {
   type PodSandbox,
   type ValidateContainerAdjustmentRequest,
 } from "../../../gen/v1beta1/api_pb.js";
-import { VALID_EVENTS_MASK, eventBit } from "../../events.js";
+import { VALID_EVENTS_MASK, eventBit, eventOfMethod } from "../../events.js";
 import { DEFAULT_MAX_DATA_LENGTH } from "../../ttrpc/frame.js";
 import { RequestSizes } from "../../ttrpc/envelope.js";
 import { Code } from "../../ttrpc/status.js";
-import { NRI_VERSION } from "../versions.js";
-import { eventOfMethod } from "../translation.js";
+import { withTimeout } from "../../ttrpc/with-timeout.js";
+import { NRI_VERSION } from "../nri-releases.js";
 import { CallDeadline } from "./call-deadline.js";
 import { PluginCallError, goStatusText, toCallError } from "./call-error.js";
 import type { AdaptationError } from "./errors.js";
@@ -123,23 +123,15 @@ export class RuntimePlugin implements PluginInfo {
   async start(): Promise<void> {
     const b = this.backend;
     if (b instanceof PluginConnection) {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          // As the reference does, only a timeout closes the connection here: a refused
-          // registration leaves hanging up to the plugin, which has its answer.
-          this.close();
-          reject(new Error("plugin registration timed out"));
-        }, this.options.registrationTimeoutMs);
+      const reg = await withTimeout(b.waitForRegistration(), this.options.registrationTimeoutMs, () => {
+        // As the reference does, only a timeout closes the connection here: a refused
+        // registration leaves hanging up to the plugin, which has its answer.
+        this.close();
+        return new Error("plugin registration timed out");
       });
-      try {
-        const reg = await Promise.race([b.waitForRegistration(), timedOut]);
-        if (b.kind === "external") {
-          this.name = reg.name;
-          this.idx = reg.idx;
-        }
-      } finally {
-        clearTimeout(timer);
+      if (b.kind === "external") {
+        this.name = reg.name;
+        this.idx = reg.idx;
       }
     }
     try {

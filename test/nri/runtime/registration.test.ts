@@ -321,4 +321,12 @@ describe("listening socket", () => {
     cleanups.push(() => again.stop());
     expect(lstatSync(path).isSocket()).toBe(true);
   });
+
+  it("fails to start with the reference's text when the socket cannot be created", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "file"), "");
+    const path = join(dir, "file", "nri.sock");
+    const rt = new NriRuntime({ name: "t", version: "0", socketPath: path, pluginPath: join(dir, "none") });
+    await expect(rt.start()).rejects.toThrow(`failed to create socket "${path}": mkdir ${join(dir, "file")}: not a directory`);
+  });
 });

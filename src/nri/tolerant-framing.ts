@@ -1,0 +1,537 @@
+import { MAX_READ_PAYLOAD, MUX_HEADER_LENGTH } from "../mux/frame.js";
+import { DEFAULT_MAX_DATA_LENGTH, HEADER_LENGTH } from "../ttrpc/frame.js";
+
+/*
+ * Framing for tools that read recorded or proxied NRI bytes. The endpoints' decoders (MuxDecoder,
+ * FrameDecoder) stop at the first bad byte, which is right for a live connection; a decoder of a
+ * damaged capture must instead report the damage with its byte offset, find the next frame that
+ * makes sense and go on. A candidate is accepted only if the bytes after it make sense too: for
+ * the mux, the frame after it has a plausible header; for ttrpc, its body decodes.
+ */
+
+/** A byte buffer consumed from the front, addressed by absolute position in its stream. */
+class ByteRun {
+  private buf = new Uint8Array(4096);
+  private head = 0;
+  private tail = 0;
+  /** Absolute position of the first byte held. */
+  start = 0;
+
+  /** Absolute position just past the last byte held. */
+  get end(): number {
+    return this.start + this.tail - this.head;
+  }
+
+  append(bytes: Uint8Array): void {
+    if (this.tail + bytes.length > this.buf.length) {
+      const held = this.tail - this.head;
+      if (held + bytes.length <= this.buf.length) this.buf.copyWithin(0, this.head, this.tail);
+      else {
+        const next = new Uint8Array((held + bytes.length) * 2);
+        next.set(this.buf.subarray(this.head, this.tail));
+        this.buf = next;
+      }
+      this.head = 0;
+      this.tail = held;
+    }
+    this.buf.set(bytes, this.tail);
+    this.tail += bytes.length;
+  }
+
+  byte(pos: number): number {
+    return this.buf[this.head + pos - this.start]!;
+  }
+
+  u32(pos: number): number {
+    const i = this.head + pos - this.start;
+    const b = this.buf;
+    return ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
+  }
+
+  /** Bytes [from, to) as a view, valid until the next append. */
+  view(from: number, to: number): Uint8Array {
+    return this.buf.subarray(this.head + from - this.start, this.head + to - this.start);
+  }
+
+  /** Drops every byte before `pos`. */
+  consume(pos: number): void {
+    this.head += pos - this.start;
+    this.start = pos;
+    if (this.head === this.tail) this.head = this.tail = 0;
+  }
+}
+
+/** Damage found in a byte stream: where, what, and how many bytes were skipped to get past it. */
+export interface FramingError {
+  /** Absolute offset in the direction's byte stream (the capture's .bin file). */
+  readonly offset: number;
+  readonly message: string;
+  readonly skipped: number;
+}
+
+/** Receives what a TrunkScanner finds. */
+export interface TrunkSink {
+  /** Payload bytes of conn `connId`, the first of them at `offset` of the direction's stream. */
+  data(connId: number, bytes: Uint8Array, offset: number): void;
+  error(e: FramingError): void;
+}
+
+/**
+ * The mux layer of one direction of a recorded trunk. Payload bytes are handed on as they arrive.
+ * A header naming a conn id other than 1 or 2, or a length over the limit, is damage: the scanner
+ * skips to the next position holding a plausible header followed by another plausible header
+ * (or the end of the bytes) and reports how many bytes it skipped. When the whole direction is
+ * known in advance (a capture on disk: `whole`), every header must pass that same test, so a
+ * damaged length cannot swallow the frames after it.
+ */
+export class TrunkScanner {
+  private readonly run = new ByteRun();
+  private pos = 0;
+  private connId = 0;
+  private left = 0;
+  private frameStart = 0;
+  private frameLength = 0;
+  private ended = false;
+  private scanning = false;
+  private scanPos = 0;
+  private resyncAt = -1;
+  private errorAt = 0;
+  private errorReason = "";
+
+  constructor(
+    private readonly sink: TrunkSink,
+    private readonly maxPayload: number = MAX_READ_PAYLOAD,
+    private readonly whole?: Uint8Array,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    this.run.append(chunk);
+    this.step();
+  }
+
+  /** The end of the direction's bytes: resolves a scan in progress and reports a cut-short frame. */
+  end(): void {
+    this.ended = true;
+    this.step();
+    const total = this.run.end;
+    if (this.scanning) {
+      this.report(total, true);
+    } else if (this.left > 0) {
+      this.sink.error({
+        offset: this.frameStart,
+        message: `mux: truncated frame at offset ${this.frameStart}: ended after ${this.frameLength - this.left} of ${this.frameLength} payload bytes for conn ${this.connId}`,
+        skipped: 0,
+      });
+      this.left = 0;
+    } else if (total > this.pos) {
+      this.sink.error({
+        offset: this.pos,
+        message: `mux: truncated frame at offset ${this.pos}: ended after ${total - this.pos} of ${MUX_HEADER_LENGTH} header bytes`,
+        skipped: total - this.pos,
+      });
+    }
+    this.run.consume(total);
+    this.pos = total;
+  }
+
+  /** Where the bytes are known to end, or undefined while more may come. */
+  private get knownEnd(): number | undefined {
+    return this.whole !== undefined ? this.whole.length : this.ended ? this.run.end : undefined;
+  }
+
+  /** Bytes known so far, from the buffer or the whole direction. */
+  private get known(): number {
+    return this.whole?.length ?? this.run.end;
+  }
+
+  private u32(pos: number): number {
+    if (pos + 4 <= this.run.end) return this.run.u32(pos);
+    const w = this.whole!;
+    return ((w[pos]! << 24) | (w[pos + 1]! << 16) | (w[pos + 2]! << 8) | w[pos + 3]!) >>> 0;
+  }
+
+  private plausible(connId: number, length: number): boolean {
+    return (connId === 1 || connId === 2) && length <= this.maxPayload;
+  }
+
+  /**
+   * Whether the frame at `p` is followed by a plausible header or the end: true, false, or
+   * undefined when the bytes that would tell have not arrived.
+   */
+  private chained(p: number): boolean | undefined {
+    const next = p + MUX_HEADER_LENGTH + this.u32(p + 4);
+    const end = this.knownEnd;
+    if (next === end) return true;
+    if (next + MUX_HEADER_LENGTH <= this.known) return this.plausible(this.u32(next), this.u32(next + 4));
+    return end === undefined ? undefined : false;
+  }
+
+  /** The next position after `from` where a chained frame starts, -1 if none, undefined to wait. */
+  private findFrame(from: number): number | undefined {
+    for (let p = from; p + MUX_HEADER_LENGTH <= this.known; p++) {
+      const length = this.u32(p + 4);
+      if (length === 0 || !this.plausible(this.u32(p), length)) continue;
+      const ok = this.chained(p);
+      if (ok === true) return p;
+      if (ok === undefined) {
+        this.scanPos = p;
+        return undefined;
+      }
+    }
+    if (this.knownEnd !== undefined) return -1;
+    this.scanPos = Math.max(from, this.known - MUX_HEADER_LENGTH + 1);
+    return undefined;
+  }
+
+  /**
+   * Why a frame at `p` claiming `length` bytes is damaged, given the whole direction: a good
+   * frame starts inside the extent it claims. When the frame does not end at a plausible header,
+   * any chained frame inside counts (else the damage lies after it, or the capture was cut
+   * short); when it does, only frames chaining exactly to that header count, since its length
+   * may have been damaged into another frame's end.
+   */
+  private overreach(p: number, length: number): string | undefined {
+    const next = p + MUX_HEADER_LENGTH + length;
+    if (this.chained(p) === false) {
+      const inside = this.findFrame(p + 1);
+      return inside !== undefined && inside >= 0 && inside < next ? `length ${length} runs past the frame at offset ${inside}` : undefined;
+    }
+    for (let q = p + 1; q + MUX_HEADER_LENGTH <= next; q++) {
+      let r = q;
+      while (r + MUX_HEADER_LENGTH <= next) {
+        const n = this.u32(r + 4);
+        if (n === 0 || !this.plausible(this.u32(r), n)) break;
+        r += MUX_HEADER_LENGTH + n;
+      }
+      if (r === next && r !== q) return `length ${length} runs past the frame at offset ${q}`;
+    }
+    return undefined;
+  }
+
+  private step(): void {
+    const run = this.run;
+    for (;;) {
+      if (this.scanning) {
+        if (!this.scan()) return;
+        continue;
+      }
+      if (this.left > 0) {
+        const k = Math.min(this.left, run.end - this.pos);
+        if (k === 0) return;
+        this.sink.data(this.connId, run.view(this.pos, this.pos + k), this.pos);
+        this.pos += k;
+        this.left -= k;
+        run.consume(this.pos);
+        continue;
+      }
+      if (run.end - this.pos < MUX_HEADER_LENGTH) return;
+      const connId = run.u32(this.pos);
+      const length = run.u32(this.pos + 4);
+      let problem: string | undefined;
+      if (connId !== 1 && connId !== 2) problem = `conn id ${connId} is not 1 or 2`;
+      else if (length > this.maxPayload) problem = `length ${length} exceeds maximum ${this.maxPayload}`;
+      else if (this.whole !== undefined) problem = this.overreach(this.pos, length);
+      if (problem !== undefined) {
+        this.scanning = true;
+        this.errorAt = this.pos;
+        this.scanPos = this.pos + 1;
+        this.resyncAt = -1;
+        this.errorReason = problem;
+        continue;
+      }
+      this.frameStart = this.pos;
+      this.frameLength = this.left = length;
+      this.connId = connId;
+      this.pos += MUX_HEADER_LENGTH;
+      run.consume(this.pos);
+    }
+  }
+
+  /** Looks for the next good header; true when scanning ended, false when it needs more bytes. */
+  private scan(): boolean {
+    if (this.resyncAt < 0) {
+      const p = this.findFrame(this.scanPos);
+      if (p === undefined) return false;
+      if (p < 0) {
+        this.scanPos = Math.max(this.scanPos, this.known - MUX_HEADER_LENGTH + 1);
+        if (!this.ended) return false;
+        this.report(this.run.end, true);
+        this.pos = this.run.end;
+        this.run.consume(this.pos);
+        return true;
+      }
+      this.resyncAt = p;
+    }
+    // With the whole direction known the frame may lie ahead of the bytes pushed so far.
+    if (this.run.end < this.resyncAt) return false;
+    this.report(this.resyncAt, false);
+    this.pos = this.resyncAt;
+    this.run.consume(this.pos);
+    return true;
+  }
+
+  private report(to: number, atEnd: boolean): void {
+    const skipped = to - this.errorAt;
+    const where = atEnd ? "to the end" : `to the next frame at offset ${to}`;
+    this.sink.error({
+      offset: this.errorAt,
+      message: `mux: invalid frame header at offset ${this.errorAt}: ${this.errorReason}: skipped ${skipped} bytes ${where}`,
+      skipped,
+    });
+    this.scanning = false;
+  }
+}
+
+/** One ttrpc frame found by a FrameScanner; `body` is a view valid only during the callback. */
+export interface ScannedFrame {
+  /** Offset of the frame's first header byte in the direction's byte stream. */
+  readonly offset: number;
+  readonly streamId: number;
+  readonly type: number;
+  readonly flags: number;
+  readonly body: Uint8Array;
+}
+
+/** Receives what a FrameScanner finds. */
+export interface FrameSink {
+  /** Why the body of a frame of `type` is not acceptable, or undefined when it is. */
+  validate(type: number, body: Uint8Array): string | undefined;
+  frame(f: ScannedFrame): void;
+  error(e: FramingError): void;
+}
+
+const FRAME_TYPES = ["", "request", "response", "data"];
+
+/**
+ * The ttrpc layer of one connection in one direction, fed the conn's bytes as the TrunkScanner
+ * finds them. A header with an unknown type, unknown flags, stream id 0 or a length over the
+ * limit, or a body that does not decode, is damage: the scanner skips to the next position whose
+ * header is plausible (odd stream id) and whose body decodes, and reports what it skipped. When
+ * the conn's bytes are known in advance (`whole`), a frame must also end where a plausible
+ * header or the end follows, unless no good frame starts inside the extent it claims: so a
+ * damaged length cannot swallow the frames after it.
+ */
+export class FrameScanner {
+  private readonly run = new ByteRun();
+  /** (stream position, direction offset, length) of every piece of bytes held. */
+  private pieces: number[] = [];
+  private pos = 0;
+  private ended = false;
+  private scanning = false;
+  private scanPos = 0;
+  private resyncAt = -1;
+  private errorAt = 0;
+  private errorWhat = "";
+  private errorReason = "";
+
+  constructor(
+    private readonly connId: number,
+    private readonly sink: FrameSink,
+    private readonly maxDataLength: number = DEFAULT_MAX_DATA_LENGTH,
+    private readonly whole?: Uint8Array,
+  ) {}
+
+  /** Conn bytes, the first of them at `offset` of the direction's stream. */
+  push(bytes: Uint8Array, offset: number): void {
+    const at = this.run.end;
+    const n = this.pieces.length;
+    if (n > 0 && this.pieces[n - 3]! + this.pieces[n - 1]! === at && this.pieces[n - 2]! + this.pieces[n - 1]! === offset) {
+      this.pieces[n - 1]! += bytes.length;
+    } else this.pieces.push(at, offset, bytes.length);
+    this.run.append(bytes);
+    this.step();
+  }
+
+  /**
+   * The end of the conn's bytes. A frame cut short is reported, then the bytes it claimed are
+   * scanned for good frames: its length may be what was damaged.
+   */
+  end(): void {
+    this.ended = true;
+    for (;;) {
+      this.step();
+      const total = this.run.end;
+      if (this.scanning) {
+        this.report(total, true);
+        this.consume(total);
+        return;
+      }
+      const have = total - this.pos;
+      if (have <= 0) return;
+      if (have < HEADER_LENGTH) this.startScan(this.pos, "truncated frame", `ended after ${have} of ${HEADER_LENGTH} header bytes`);
+      else {
+        const what = `truncated frame of stream ${this.run.u32(this.pos + 4)}`;
+        this.startScan(this.pos, what, `ended after ${have - HEADER_LENGTH} of ${this.run.u32(this.pos)} data bytes`);
+      }
+    }
+  }
+
+  private get knownEnd(): number | undefined {
+    return this.whole !== undefined ? this.whole.length : this.ended ? this.run.end : undefined;
+  }
+
+  private get known(): number {
+    return this.whole?.length ?? this.run.end;
+  }
+
+  private u32(pos: number): number {
+    if (pos + 4 <= this.run.end) return this.run.u32(pos);
+    const w = this.whole!;
+    return ((w[pos]! << 24) | (w[pos + 1]! << 16) | (w[pos + 2]! << 8) | w[pos + 3]!) >>> 0;
+  }
+
+  private byte(pos: number): number {
+    return pos < this.run.end ? this.run.byte(pos) : this.whole![pos]!;
+  }
+
+  private bytes(from: number, to: number): Uint8Array {
+    return to <= this.run.end ? this.run.view(from, to) : this.whole!.subarray(from, to);
+  }
+
+  /** The direction offset of stream position `pos` (or of the last byte before it). */
+  private fileOffset(pos: number): number {
+    const p = this.pieces;
+    for (let i = 0; i < p.length; i += 3) {
+      if (pos < p[i]! + p[i + 2]! || i + 3 === p.length) return p[i + 1]! + Math.max(0, pos - p[i]!);
+    }
+    return 0;
+  }
+
+  private consume(pos: number): void {
+    this.pos = pos;
+    this.run.consume(pos);
+    let drop = 0;
+    while (drop + 3 < this.pieces.length && this.pieces[drop]! + this.pieces[drop + 2]! <= pos) drop += 3;
+    if (drop > 0) this.pieces = this.pieces.slice(drop);
+  }
+
+  private headerProblem(at: number, strict: boolean): string | undefined {
+    const length = this.u32(at);
+    const streamId = this.u32(at + 4);
+    const type = this.byte(at + 8);
+    const flags = this.byte(at + 9);
+    if (type < 1 || type > 3) return `type ${type}`;
+    if ((flags & ~7) !== 0) return `flags 0x${flags.toString(16)}`;
+    if (length > this.maxDataLength) return `length ${length} exceeds maximum ${this.maxDataLength}`;
+    if (streamId === 0) return "stream id 0";
+    // Candidates found by scanning must look like NRI traffic: client streams have odd ids.
+    if (strict && streamId % 2 === 0) return "even stream id";
+    return undefined;
+  }
+
+  /** A good frame at `p`: plausible header and a body that decodes. Undefined: bytes not here yet. */
+  private good(p: number): boolean | undefined {
+    if (this.headerProblem(p, true) !== undefined) return false;
+    const end = p + HEADER_LENGTH + this.u32(p);
+    if (end > this.known) return this.knownEnd === undefined ? undefined : false;
+    return this.sink.validate(this.byte(p + 8), this.bytes(p + HEADER_LENGTH, end)) === undefined;
+  }
+
+  /** The next good frame from `from`: its position, -1 if none, undefined to wait for bytes. */
+  private findFrame(from: number): number | undefined {
+    for (let p = from; p + HEADER_LENGTH <= this.known; p++) {
+      const ok = this.good(p);
+      if (ok === true) return p;
+      if (ok === undefined) {
+        this.scanPos = p;
+        return undefined;
+      }
+    }
+    if (this.knownEnd !== undefined) return -1;
+    this.scanPos = Math.max(from, this.known - HEADER_LENGTH + 1);
+    return undefined;
+  }
+
+  /**
+   * Whether the frame at `at` ending at `end` claims bytes that hold good frames, given the
+   * conn's whole bytes: any good frame inside when no plausible header follows it, else good
+   * frames chaining exactly to its end (its length may have been damaged into another's end).
+   */
+  private overreach(at: number, end: number): boolean {
+    const total = this.whole!.length;
+    if (end !== total && (end + HEADER_LENGTH > total || this.headerProblem(end, false) !== undefined)) {
+      const inside = this.findFrame(at + 1);
+      return inside !== undefined && inside >= 0 && inside < end;
+    }
+    for (let q = at + 1; q + HEADER_LENGTH <= end; q++) {
+      let r = q;
+      while (r + HEADER_LENGTH <= end && r + HEADER_LENGTH + this.u32(r) <= end && this.good(r) === true) r += HEADER_LENGTH + this.u32(r);
+      if (r === end && r !== q) return true;
+    }
+    return false;
+  }
+
+  private step(): void {
+    const run = this.run;
+    for (;;) {
+      if (this.scanning) {
+        if (!this.scan()) return;
+        continue;
+      }
+      if (run.end - this.pos < HEADER_LENGTH) return;
+      const at = this.pos;
+      const problem = this.headerProblem(at, false);
+      if (problem !== undefined) {
+        this.startScan(at, "invalid frame header", problem);
+        continue;
+      }
+      const length = run.u32(at);
+      const end = at + HEADER_LENGTH + length;
+      if (this.whole !== undefined && this.overreach(at, end)) {
+        this.startScan(at, `invalid frame of stream ${run.u32(at + 4)}`, `length ${length} runs past a good frame`);
+        continue;
+      }
+      if (run.end < end) return;
+      const type = run.byte(at + 8);
+      const streamId = run.u32(at + 4);
+      const body = run.view(at + HEADER_LENGTH, end);
+      const invalid = this.sink.validate(type, body);
+      if (invalid !== undefined) {
+        this.startScan(at, `invalid ${FRAME_TYPES[type]} of stream ${streamId}`, invalid);
+        continue;
+      }
+      this.sink.frame({ offset: this.fileOffset(at), streamId, type, flags: run.byte(at + 9), body });
+      this.consume(end);
+    }
+  }
+
+  private startScan(at: number, what: string, detail: string): void {
+    this.scanning = true;
+    this.errorAt = at;
+    this.scanPos = at + 1;
+    this.resyncAt = -1;
+    this.errorWhat = what;
+    this.errorReason = detail;
+  }
+
+  /** True when scanning ended (resynced or ran to the end), false when it needs more bytes. */
+  private scan(): boolean {
+    if (this.resyncAt < 0) {
+      const p = this.findFrame(this.scanPos);
+      if (p === undefined) return false;
+      if (p < 0) {
+        this.scanPos = Math.max(this.scanPos, this.known - HEADER_LENGTH + 1);
+        // The end() loop reports the rest as skipped to the end.
+        return false;
+      }
+      this.resyncAt = p;
+    }
+    // Wait for the frame's first byte too, so its offset in the direction is known.
+    if (this.run.end <= this.resyncAt) return false;
+    this.report(this.resyncAt, false);
+    this.consume(this.resyncAt);
+    return true;
+  }
+
+  private report(to: number, atEnd: boolean): void {
+    const skipped = to - this.errorAt;
+    const offset = this.fileOffset(this.errorAt);
+    const where = atEnd ? "to the end" : `to the next frame at offset ${this.fileOffset(to)}`;
+    this.sink.error({
+      offset,
+      message: `ttrpc: ${this.errorWhat} at offset ${offset} on conn ${this.connId}: ${this.errorReason}: skipped ${skipped} bytes ${where}`,
+      skipped,
+    });
+    this.scanning = false;
+  }
+}

@@ -1,0 +1,65 @@
+import type { CheckResult, ConformanceReport, FlavourReport } from "./conformance.js";
+
+/*
+ * The conformance report for people (a table per flavour), for jq (JSON) and for CI (JUnit
+ * XML: one testsuite per flavour, one testcase per check).
+ */
+
+const MARK: Record<CheckResult["status"], string> = { pass: "PASS", fail: "FAIL", skip: "skip" };
+
+function indent(text: string, by: string): string {
+  return text
+    .split("\n")
+    .map((l) => `${by}${l}`)
+    .join("\n");
+}
+
+function flavourTable(f: FlavourReport): string {
+  const reg = f.registration === undefined ? "not registered" : `${f.registration.idx}-${f.registration.name}, registered with ${f.registration.version}`;
+  const width = Math.max(...f.checks.map((c) => c.id.length));
+  const lines = [`flavour ${f.flavour}: ${f.passed ? "passed" : "FAILED"} (${reg})`];
+  for (const c of f.checks) {
+    lines.push(`  ${MARK[c.status]}  ${c.id.padEnd(width)}  ${c.title}${c.note === undefined ? "" : ` (${c.note})`}`);
+    for (const x of c.failures) {
+      lines.push(indent(x.message, `        ${" ".repeat(width)}  `));
+      if (x.offending !== undefined) lines.push(indent(JSON.stringify(x.offending, null, 2), `        ${" ".repeat(width)}    `));
+    }
+  }
+  for (const d of f.deprecations) lines.push(`  deprecated: ${d.plugin} ${d.detail}, takes it as StateChange`);
+  return lines.join("\n");
+}
+
+/** The report as tables, one per flavour, and a closing verdict. */
+export function formatTable(r: ConformanceReport): string {
+  const failed = r.flavours.flatMap((f) => f.checks.filter((c) => c.status === "fail").map((c) => `${f.flavour}/${c.id}`));
+  const verdict = r.passed ? "all checks passed" : `${failed.length} failed: ${failed.join(", ")}`;
+  return `plugin ${r.plugin}\n\n${r.flavours.map(flavourTable).join("\n\n")}\n\n${verdict}\n`;
+}
+
+/** The report as one JSON document. */
+export function formatJson(r: ConformanceReport): string {
+  return `${JSON.stringify(r, null, 2)}\n`;
+}
+
+function xml(text: string): string {
+  return text.replace(/[<>&"']/gu, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!);
+}
+
+/** The report as JUnit XML. */
+export function formatJunit(r: ConformanceReport): string {
+  const suites = r.flavours.map((f) => {
+    const failures = f.checks.filter((c) => c.status === "fail").length;
+    const skipped = f.checks.filter((c) => c.status === "skip").length;
+    const cases = f.checks.map((c) => {
+      const open = `    <testcase classname="nri-wire.test-plugin.${f.flavour}" name="${xml(`${c.id}: ${c.title}`)}">`;
+      if (c.status === "skip") return `${open}<skipped message="${xml(c.note ?? "not reached")}"/></testcase>`;
+      if (c.status === "pass") return `${open}</testcase>`;
+      const body = c.failures.map((x) => (x.offending === undefined ? x.message : `${x.message}\n${JSON.stringify(x.offending, null, 2)}`)).join("\n\n");
+      return `${open}\n      <failure message="${xml(c.failures[0]!.message)}">${xml(body)}</failure>\n    </testcase>`;
+    });
+    const props = f.deprecations.map((d) => `      <property name="deprecation" value="${xml(`${d.plugin} ${d.detail}`)}"/>`);
+    const properties = props.length === 0 ? [] : ["    <properties>", ...props, "    </properties>"];
+    return [`  <testsuite name="${f.flavour}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, "  </testsuite>"].join("\n");
+  });
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xml(`nri-wire test-plugin: ${r.plugin}`)}">\n${suites.join("\n")}\n</testsuites>\n`;
+}

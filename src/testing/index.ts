@@ -1,0 +1,10 @@
+/**
+ * nri-wire/testing: the runtime side for plugin authors' tests. `TestRuntime` is an in-process
+ * runtime whose events resolve with the plugins' answers merged as the Go runtime merges them;
+ * `runConformance` is the suite behind `nri-wire test-plugin`.
+ */
+export { type ReceivedUpdate, TestRuntime, type TestRuntimeOptions } from "./test-runtime.js";
+export { CHECKS, type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type FlavourReport, runConformance } from "./conformance.js";
+export { formatJson, formatJunit, formatTable } from "./conformance-report.js";
+export { type PluginInstance, type PluginStarter, launchStarter, socketStarter } from "./plugin-starter.js";
+export { FLAVOURS, type Flavour } from "./scripted-connection.js";

@@ -1,0 +1,155 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { unlink } from "node:fs/promises";
+import { type Server, type Socket, createServer } from "node:net";
+import type { Duplex } from "node:stream";
+
+/** One running instance of the plugin under test, as the runner sees it. */
+export interface PluginInstance {
+  /** The runtime's end of the plugin's connection. */
+  readonly socket: Duplex;
+  /** Settles with a description once the plugin is gone: `exited with code 1`, `closed`. */
+  readonly gone: Promise<string>;
+  /** Whether the runner can restart it (it started the process). */
+  readonly restartable: boolean;
+  /** Stops it if the runner started it (SIGKILL, as a runtime stops a plugin it launched). */
+  kill(): void;
+}
+
+/** Starts the plugin under test, once per flavour and again after a runtime restart. */
+export interface PluginStarter {
+  /** How the plugin is started, for the report. */
+  readonly description: string;
+  /** The name and index the plugin is expected to register with, when the runner gave them. */
+  readonly expected?: { name?: string; idx?: string };
+  /** Starts an instance and resolves with its connection; rejects after `timeoutMs`. */
+  start(timeoutMs: number): Promise<PluginInstance>;
+  /** Releases what the starter holds (a listening socket). */
+  close(): Promise<void>;
+}
+
+/** Output the runner keeps of a process it started, for failure details. */
+function tail(child: ChildProcess): () => string {
+  let out = "";
+  const keep = (d: Buffer): void => {
+    out = (out + d.toString()).slice(-4000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  return () => out;
+}
+
+function exitText(child: ChildProcess, output: () => string): Promise<string> {
+  return new Promise((resolve) => {
+    child.once("error", (e) => resolve(`could not start: ${e.message}`));
+    child.once("exit", (code, signal) => {
+      const why = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
+      const out = output().trim();
+      resolve(out === "" ? why : `${why}; its output ended with:\n${out}`);
+    });
+  });
+}
+
+/**
+ * Starts `command` the way a runtime starts a pre-installed plugin: one end of a socket pair as
+ * fd 3 and NRI_PLUGIN_NAME, NRI_PLUGIN_IDX and NRI_PLUGIN_SOCKET=3 set. The rest of the runner's
+ * environment is passed on too (the reference passes only those three, but a command such as
+ * `node plugin.js` needs PATH to be found at all).
+ */
+export function launchStarter(command: readonly string[], name: string, idx: string, env: NodeJS.ProcessEnv = process.env): PluginStarter {
+  const [file, ...args] = command;
+  if (file === undefined) throw new Error("test-plugin: no plugin command given");
+  const live = new Set<ChildProcess>();
+  return {
+    description: `launched as ${idx}-${name} with the connection on fd 3: ${command.join(" ")}`,
+    expected: { name, idx },
+    async start(): Promise<PluginInstance> {
+      const child = spawn(file, args, {
+        stdio: ["ignore", "pipe", "pipe", "pipe"],
+        env: { ...env, NRI_PLUGIN_NAME: name, NRI_PLUGIN_IDX: idx, NRI_PLUGIN_SOCKET: "3" },
+      });
+      live.add(child);
+      const gone = exitText(child, tail(child));
+      void gone.then(() => live.delete(child));
+      return { socket: child.stdio[3] as Socket, gone, restartable: true, kill: () => void child.kill("SIGKILL") };
+    },
+    async close(): Promise<void> {
+      for (const c of live) c.kill("SIGKILL");
+    },
+  };
+}
+
+/**
+ * Listens on `path` and waits for the plugin to connect; with a `command`, starts it for each
+ * instance first (its arguments should point it at `path`). Without one, the plugin is started
+ * by other means and must connect (and, after a runtime restart, reconnect) by itself.
+ */
+export function socketStarter(path: string, command: readonly string[] | undefined, expected?: { name?: string; idx?: string }): PluginStarter {
+  let server: Server | undefined;
+  const waiting: ((s: Socket) => void)[] = [];
+  const early: Socket[] = [];
+  const live = new Set<ChildProcess>();
+  const listen = async (): Promise<Server> => {
+    if (server !== undefined) return server;
+    await unlink(path).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== "ENOENT") throw e;
+    });
+    const s = createServer((conn) => {
+      const w = waiting.shift();
+      if (w !== undefined) w(conn);
+      else early.push(conn);
+    });
+    await new Promise<void>((resolve, reject) => {
+      s.once("error", reject);
+      s.listen(path, () => resolve());
+    });
+    server = s;
+    return s;
+  };
+  return {
+    description: command === undefined ? `connecting to ${path} by itself` : `connecting to ${path}: ${command.join(" ")}`,
+    ...(expected === undefined ? {} : { expected }),
+    async start(timeoutMs: number): Promise<PluginInstance> {
+      await listen();
+      let child: ChildProcess | undefined;
+      let exited: Promise<string> | undefined;
+      if (command !== undefined) {
+        const [file, ...args] = command;
+        child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"] });
+        live.add(child);
+        exited = exitText(child, tail(child));
+        const c = child;
+        void exited.then(() => live.delete(c));
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const socket = await new Promise<Socket>((resolve, reject) => {
+        const now = early.shift();
+        if (now !== undefined) return resolve(now);
+        // Only a waiter still waiting may give up: an index of -1 would remove another's.
+        const giveUp = (e: Error): void => {
+          const i = waiting.indexOf(resolve);
+          if (i < 0) return;
+          waiting.splice(i, 1);
+          reject(e);
+        };
+        waiting.push(resolve);
+        timer = setTimeout(() => giveUp(new Error(`no plugin connected to ${path} within ${timeoutMs} ms`)), timeoutMs);
+        void exited?.then((why) => giveUp(new Error(`plugin ${why} before connecting`)));
+      }).finally(() => clearTimeout(timer));
+      const closed = new Promise<string>((r) => socket.once("close", () => r("closed its connection")));
+      const c = child;
+      return {
+        socket,
+        gone: exited ?? closed,
+        restartable: c !== undefined,
+        kill: () => {
+          c?.kill("SIGKILL");
+        },
+      };
+    },
+    async close(): Promise<void> {
+      for (const c of live) c.kill("SIGKILL");
+      await new Promise<void>((r) => (server === undefined ? r() : server.close(() => r())));
+      for (const s of early) s.destroy();
+    },
+  };
+}

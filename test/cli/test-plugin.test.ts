@@ -1,0 +1,89 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { ConformanceReport } from "../../src/testing/conformance.js";
+import { goAvailable, goBuild, runPeer, socketDir, tsCommand } from "../interop/support.js";
+
+/**
+ * `nri-wire test-plugin` as CI runs it, on every plugin the project ships (the example plugin in
+ * each dialect, launched with its connection on fd 3) and on the Go stub plugin peers built on
+ * containerd/nri v0.12.5 and v0.11.0 (started against a socket the runner listens on).
+ */
+
+const cli = tsCommand("src/cli/main.ts");
+/** The nri-wire command itself, as a command line. */
+const nriWire = [cli[0], ...cli[1]];
+
+/** The nine events a StateChange-era plugin takes only as StateChange, in the order the suite sends them. */
+const OLD_EVENTS = [
+  "RunPodSandbox",
+  "PostCreateContainer",
+  "StartContainer",
+  "PostStartContainer",
+  "PostUpdateContainer",
+  "PostUpdatePodSandbox",
+  "RemoveContainer",
+  "StopPodSandbox",
+  "RemovePodSandbox",
+];
+
+function expectPassed(report: ConformanceReport, deprecated: Record<string, string[]>): void {
+  expect(report.flavours.map((f) => f.flavour)).toEqual(["v1beta1", "v1alpha1", "statechange"]);
+  for (const f of report.flavours) {
+    const failed = f.checks.filter((c) => c.status === "fail");
+    expect(failed, JSON.stringify(failed, null, 2)).toEqual([]);
+    expect(f.checks.filter((c) => c.status === "skip").map((c) => c.id)).toEqual(expect.arrayContaining(["unsolicited"]));
+    expect([f.flavour, f.deprecations.map((d) => `${d.plugin} ${d.detail}`)]).toEqual([f.flavour, deprecated[f.flavour] ?? []]);
+  }
+  expect(report.passed).toBe(true);
+}
+
+// One dialect at a time, with timeouts a plugin started through tsx meets on a busy machine (its
+// start-up is what they measure here, not the protocol).
+const SLOW_START = ["--registration-timeout", "20000", "--request-timeout", "5000", "--gone-timeout", "10000"];
+
+describe("nri-wire test-plugin on the example plugin", () => {
+  it.each(["v1beta1", "v1alpha1", "statechange"] as const)("passes the %s dialect in every flavour, launched on fd 3", async (dialect) => {
+    const junit = join(socketDir(), "junit.xml");
+    const r = await runPeer(cli, ["test-plugin", "--json", "--junit", junit, ...SLOW_START, "--name", "example", "--idx", "42", "--", ...nriWire, "example-plugin", "--dialect", dialect], 300_000);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
+    const old = OLD_EVENTS.map((e) => `42-example does not implement a dedicated ${e} RPC call`);
+    expectPassed(report, dialect === "statechange" ? { v1beta1: old, v1alpha1: old } : {});
+    expect(report.flavours.map((f) => f.registration)).toEqual(
+      report.flavours.map((f) => ({ name: "example", idx: "42", version: f.flavour === "v1beta1" && dialect === "v1beta1" ? "v1beta1" : "v1alpha1" })),
+    );
+    const xml = readFileSync(junit, "utf8");
+    expect(xml.match(/<testsuite /gu)).toHaveLength(3);
+    expect(xml).not.toContain("<failure");
+  }, 300_000);
+});
+
+describe("nri-wire test-plugin on the Go stub plugin", () => {
+  const hasGo = goAvailable();
+  const peers: Record<string, string> = {};
+  beforeAll(() => {
+    if (!hasGo) return;
+    peers["v0.12.5"] = goBuild("nri-peer", "nri-peer-tp-v0.12.5");
+    peers["v0.11.0"] = goBuild("nri-peer", "nri-peer-tp-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]);
+  }, 600_000);
+
+  it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"])("passes the %s build in every flavour, started against --socket", async (version) => {
+    const socket = join(socketDir(), "plugin.sock");
+    const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version]!, "plugin", "--socket", socket], 300_000);
+    expect(r.code, r.stderr).toBe(0);
+    const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
+    const old = OLD_EVENTS.map((e) => `10-peer-plugin does not implement a dedicated ${e} RPC call`);
+    expectPassed(report, version === "v0.11.0" ? { v1beta1: old, v1alpha1: old } : {});
+  }, 300_000);
+
+  it("exits 1 and prints the failing check when the plugin cannot register, and refuses a bad flavour", async () => {
+    const r = await runPeer(cli, ["test-plugin", "--flavour", "v1beta1", "--registration-timeout", "300", "--", cli[0], "-e", "setTimeout(() => {}, 5000)"], 60_000);
+    expect(r.code).toBe(1);
+    expect(r.lines).toContain("  FAIL  registration    registers within the registration timeout with a valid name and index");
+    expect(r.lines.at(-1)).toBe("1 failed: v1beta1/registration");
+    const bad = await runPeer(cli, ["test-plugin", "--flavour", "v2", "--", "true"], 60_000);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.split("\n")[0]).toBe('nri-wire test-plugin: unknown flavour "v2": use v1beta1, v1alpha1, statechange');
+  }, 60_000);
+});

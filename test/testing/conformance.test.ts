@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { type CheckId, runConformance } from "../../src/testing/conformance.js";
+import { formatJunit, formatTable } from "../../src/testing/conformance-report.js";
+import { FLAWS, brokenStarter } from "./broken-plugin.js";
+
+const timeouts = { requestTimeoutMs: 1000, registrationTimeoutMs: 5000, goneTimeoutMs: 1000, shutdownWindowMs: 300 };
+
+/** What each broken plugin's one failure says. */
+const MESSAGES: Record<CheckId, string | RegExp> = {
+  registration: 'registered as "other", started as "broken"',
+  configure: "Configure asked for events 0x100000, beyond the valid 0x3fff",
+  synchronize: "Synchronize page 1 of 2 was answered with more = false",
+  events: "RunPodSandbox (sent as nri.pkg.api.v1beta1.Plugin/RunPodSandbox) failed: unknown: boom",
+  teardown: "StopContainer (sent as nri.pkg.api.v1beta1.Plugin/StopContainer) failed: unknown: boom",
+  adjustments: "StartContainer (sent as nri.pkg.api.v1beta1.Plugin/StartContainer) answered with field 1, which StartContainerResponse does not have",
+  ids: 'UpdateContainer updates container "ghost", which does not exist',
+  creating: 'CreateContainer updates "ctr1", the container being created',
+  merge: 'CreateContainer: plugins "50-broken" and "50-broken" both tried to set Env TWICE',
+  timeouts: "UpdateContainer (sent as nri.pkg.api.v1beta1.Plugin/UpdateContainer) took longer than 1000 ms",
+  alive: /^plugin (closed its connection|exited when its connection closed)$/u,
+  unsolicited: 'UpdateContainers after PostStartContainer updates container "ghost", which does not exist',
+  shutdown: "Shutdown (sent as nri.pkg.api.v1beta1.Plugin/Shutdown) failed: unknown: boom",
+  "after-shutdown": /^the plugin wrote \d+ bytes after answering Shutdown$/u,
+  restart: "the plugin was still running 1000 ms after the runtime closed its connection",
+};
+
+describe("the conformance suite", () => {
+  it("passes the plugin without a flaw, every check exercised but those it gives nothing to", async () => {
+    const report = await runConformance({ starter: brokenStarter(undefined), flavours: ["v1beta1"], ...timeouts });
+    expect(report.passed).toBe(true);
+    for (const f of report.flavours) {
+      expect(f.checks.filter((c) => c.status !== "pass").map((c) => [c.id, c.status, c.note])).toEqual([
+        ["ids", "skip", "the plugin asked for no updates or evictions"],
+        ["unsolicited", "skip", "the plugin sent none"],
+      ]);
+      expect(f.registration).toEqual({ name: "broken", idx: "50", version: "v1beta1" });
+    }
+  });
+
+  it("a plugin that speaks only v1beta1 cannot register with an older runtime", async () => {
+    const report = await runConformance({ starter: brokenStarter(undefined), flavours: ["v1alpha1"], ...timeouts, registrationTimeoutMs: 500 });
+    const failed = report.flavours[0]!.checks.filter((c) => c.status === "fail");
+    expect(failed.map((c) => [c.id, c.failures.map((x) => x.message)])).toEqual([["registration", ["the plugin did not register within 500 ms"]]]);
+    expect(report.flavours[0]!.checks.filter((c) => c.status === "pass")).toEqual([]);
+  });
+
+  it.each(FLAWS.map((f) => [f]))("fails a plugin broken for %s on that check alone", async (flaw) => {
+    const report = await runConformance({ starter: brokenStarter(flaw), flavours: ["v1beta1"], ...timeouts });
+    expect(report.passed).toBe(false);
+    const failed = report.flavours[0]!.checks.filter((c) => c.status === "fail");
+    expect(failed.map((c) => c.id)).toEqual([flaw]);
+    const message = failed[0]!.failures[0]!.message;
+    const want = MESSAGES[flaw];
+    if (typeof want === "string") expect(message).toBe(want);
+    else expect(message).toMatch(want);
+  });
+
+  it("shows the offending message decoded: the stray write after Shutdown, the bad answer", async () => {
+    const stray = await runConformance({ starter: brokenStarter("after-shutdown"), flavours: ["v1beta1"], ...timeouts });
+    const failure = stray.flavours[0]!.checks.find((c) => c.id === "after-shutdown")!.failures[0]!;
+    expect(failure.offending).toEqual([{ conn: 2, stream: 3, method: "UpdateContainers", payload: { update: [{ containerId: "ctr1" }] } }]);
+    const bad = await runConformance({ starter: brokenStarter("ids"), flavours: ["v1beta1"], ...timeouts });
+    expect(bad.flavours[0]!.checks.find((c) => c.id === "ids")!.failures[0]!.offending).toEqual({ update: [{ containerId: "ghost" }] });
+    const table = formatTable(bad);
+    expect(table).toContain('  FAIL  ids             updates and evictions name containers that exist\n                        UpdateContainer updates container "ghost", which does not exist\n');
+    expect(table.endsWith("1 failed: v1beta1/ids\n")).toBe(true);
+    const junit = formatJunit(bad);
+    expect(junit).toContain('<testsuite name="v1beta1" tests="15" failures="1" skipped="1">');
+    expect(junit).toContain('<failure message="UpdateContainer updates container &quot;ghost&quot;, which does not exist">');
+  });
+});
