@@ -120,6 +120,8 @@ export class PluginSlot {
   terminate(): void {
     if (this.child === undefined) return;
     this.killing = true;
+    // Until it has exited it still looks ready: no longer registered as far as the soak goes.
+    this.confirmed = false;
     this.child.kill("SIGKILL");
   }
 
