@@ -58,6 +58,11 @@ export class PluginSlot {
     return this.child?.pid;
   }
 
+  /** Whether the current process has been sent SIGKILL (it may not have exited yet). */
+  get dying(): boolean {
+    return this.killing;
+  }
+
   /** Resolves once the current process (if any) has exited and its pipes are closed. */
   get exited(): Promise<void> {
     return this.exitedPromise;

@@ -216,20 +216,22 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const watch = (): void => {
     const late = ledger.overdue();
     if (late !== undefined) fail(late);
+    for (const s of slots) checkSlot(s);
+  };
+  const checkSlot = (s: PluginSlot): void => {
+    if (s.dying) return;
     const now = performance.now();
-    for (const s of slots) {
-      if (s.state === "starting" && now - s.startedAt > START_BOUND_MS) {
-        fail(`soak: plugin ${s.spec.id} (pid ${s.pid}) has not registered ${Math.round(now - s.startedAt)} ms after it was started; its log ends:\n${s.logTail()}`);
-        s.startedAt = now;
-      }
-      if (s.state === "ready" && !s.confirmed) {
-        if (listed(s.spec.id)) {
-          s.confirmed = true;
-          registrations++;
-        } else if (now - s.readyAt > ledger.boundMs) {
-          fail(`soak: plugin ${s.spec.id} (pid ${s.pid}) synchronized ${Math.round(now - s.readyAt)} ms ago but the runtime does not list it`);
-          s.readyAt = now;
-        }
+    if (s.state === "starting" && now - s.startedAt > START_BOUND_MS) {
+      fail(`soak: plugin ${s.spec.id} (pid ${s.pid}) has not registered ${Math.round(now - s.startedAt)} ms after it was started; its log ends:\n${s.logTail()}`);
+      s.startedAt = now;
+    }
+    if (s.state === "ready" && !s.confirmed) {
+      if (listed(s.spec.id)) {
+        s.confirmed = true;
+        registrations++;
+      } else if (now - s.readyAt > ledger.boundMs) {
+        fail(`soak: plugin ${s.spec.id} (pid ${s.pid}) synchronized ${Math.round(now - s.readyAt)} ms ago but the runtime does not list it`);
+        s.readyAt = now;
       }
     }
   };
@@ -338,7 +340,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const kill = (): void => {
     if (stopping) return;
     const up = slots.filter((s) => s.state !== "down");
-    if (up.length > 0) rng.pick(up).kill();
+    if (up.length > 0) {
+      const victim = rng.pick(up);
+      // Counted as registered if the runtime lists it by now, even if no watchdog tick saw it.
+      checkSlot(victim);
+      victim.kill();
+    }
     later(Math.round(o.meanKillMs * (0.5 + rng.next())), kill);
   };
 
