@@ -11,6 +11,10 @@ import { Code } from "../../src/ttrpc/status.js";
 import { TranslateError } from "../../src/translate/errors.js";
 import { eventMethods } from "../../src/translate/state-change-events.js";
 import { responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
+import "../../gen/v1alpha1/api_codec.js"; // registers the generated codecs
+import "../../gen/v1beta1/api_codec.js";
+import { DecodeError } from "../../src/wire/errors.js";
+import { fromBinary as generatedFromBinary, toBinary as generatedToBinary } from "../../src/wire/codec.js";
 import { type Corpus, nriMessages } from "./corpus.js";
 import { mutate, mutateBytes, randomChunks } from "./mutate.js";
 import type { Rng } from "./rng.js";
@@ -44,11 +48,14 @@ export interface MessageCodec {
   readonly name: string;
   readonly decode: DecodeFn;
   readonly encode: <D extends DescMessage>(schema: D, message: ReturnType<DecodeFn>) => Uint8Array;
+  /** The only error class the codec may throw on bad bytes; anything else is a finding. */
+  readonly errorClass?: abstract new (...args: never[]) => Error;
 }
 
 /** The message codecs fuzzed, each a target of its own. */
 export const codecs: readonly MessageCodec[] = [
   { name: "protobuf-es", decode: fromBinary, encode: (schema, m) => toBinary(schema, m as never) },
+  { name: "generated", decode: generatedFromBinary, encode: (schema, m) => generatedToBinary(schema, m as never), errorClass: DecodeError },
 ];
 
 const EMPTY = new Uint8Array(0);
@@ -476,6 +483,9 @@ function messageTarget(corpus: Corpus, codec: MessageCodec): FuzzTarget {
           "decodeMessage",
         );
         const cause = (e as Error).cause;
+        if (codec.errorClass !== undefined && !(cause instanceof codec.errorClass)) {
+          throw new Finding(`${codec.name} threw ${describe(cause)} on ${schema.typeName} (input ${hexOf(b)})`, { cause });
+        }
         tally(`${codec.name} threw ${cause instanceof Error ? cause.constructor.name : typeof cause}`);
         return "error";
       }

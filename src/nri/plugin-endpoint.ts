@@ -149,7 +149,8 @@ async function invoke(method: PluginMethod, payload: Uint8Array, run: (req: neve
   try {
     req = method.input.decode(payload);
   } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, `invalid ${method.input.typeName}: ${reason(e)}`, { cause: e });
+    // The generated decoder's DecodeError names the message and the field already.
+    throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
   }
   const out = await run(req as never);
   try {
@@ -310,7 +311,7 @@ export class NriPlugin {
       try {
         return decodeUpdateContainersResponse(res).failed;
       } catch (e) {
-        throw new RpcError(Code.INVALID_ARGUMENT, `invalid nri.pkg.api.v1beta1.UpdateContainersResponse: ${reason(e)}`, { cause: e });
+        throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
       }
     } catch (e) {
       throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);

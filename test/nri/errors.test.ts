@@ -117,14 +117,14 @@ describe("errors through the endpoints keep their meaning", () => {
     });
     const p = await startPlugin(path);
     const cases: [Uint8Array | RpcError, unknown[], string, string][] = [
-      [Uint8Array.of(0x0a, 0x05, 0x41), [], "RangeError", "nri: plugin 10-p: UpdateContainers: invalid_argument: invalid nri.pkg.api.v1beta1.UpdateContainersResponse: premature EOF"],
-      [Uint8Array.of(0x0a, 0x03, 0x0a, 0x01, 0xff), [], "TypeError", "nri: plugin 10-p: UpdateContainers: invalid_argument: invalid nri.pkg.api.v1beta1.UpdateContainersResponse: The encoded data was not valid for encoding utf-8"],
-      [Uint8Array.of(0x0f), [], "Error", "nri: plugin 10-p: UpdateContainers: invalid_argument: invalid nri.pkg.api.v1beta1.UpdateContainersResponse: illegal tag: field no 1 wire type 7"],
+      [Uint8Array.of(0x0a, 0x05, 0x41), [], "DecodeError", "nri: plugin 10-p: UpdateContainers: invalid_argument: decode nri.pkg.api.v1beta1.UpdateContainersResponse: field failed (1): length 5 exceeds remaining 1"],
+      [Uint8Array.of(0x0a, 0x03, 0x0a, 0x01, 0xff), [], "DecodeError", "nri: plugin 10-p: UpdateContainers: invalid_argument: decode nri.pkg.api.v1beta1.ContainerUpdate: field container_id (1): invalid UTF-8"],
+      [Uint8Array.of(0x0f), [], "DecodeError", "nri: plugin 10-p: UpdateContainers: invalid_argument: decode nri.pkg.api.v1beta1.UpdateContainersResponse: field failed (1): invalid wire type 7"],
       [
         new Uint8Array(0),
         [{ containerId: "c", linux: { resources: { memory: { limit: { value: "abc" } } } } }],
-        "Error",
-        "nri: plugin 10-p: UpdateContainers: invalid_argument: cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: cannot encode field nri.pkg.api.v1beta1.OptionalInt64.value to binary: Cannot convert abc to a BigInt",
+        "SyntaxError",
+        "nri: plugin 10-p: UpdateContainers: invalid_argument: cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: Cannot convert abc to a BigInt",
       ],
     ];
     for (const [reply, update, causeName, message] of cases) {
@@ -147,10 +147,10 @@ describe("errors through the endpoints keep their meaning", () => {
       const e = (await caught(raw.call("nri.pkg.api.v1beta1.Plugin", method, payload))) as RpcError;
       return [e.code, e.rawMessage];
     };
-    expect(await call("StopContainer", Uint8Array.of(0x0a, 0x05, 0x41))).toEqual([Code.INVALID_ARGUMENT, "invalid nri.pkg.api.v1beta1.StopContainerRequest: premature EOF"]);
+    expect(await call("StopContainer", Uint8Array.of(0x0a, 0x05, 0x41))).toEqual([Code.INVALID_ARGUMENT, "decode nri.pkg.api.v1beta1.StopContainerRequest: field pod (1): length 5 exceeds remaining 1"]);
     expect(await call("StopContainer", Uint8Array.of(0x12, 0x03, 0x0a, 0x01, 0xff))).toEqual([
       Code.INVALID_ARGUMENT,
-      "invalid nri.pkg.api.v1beta1.StopContainerRequest: The encoded data was not valid for encoding utf-8",
+      "decode nri.pkg.api.v1beta1.Container: field id (1): invalid UTF-8",
     ]);
     expect(await call("CreateContainer", new Uint8Array(0))).toEqual([
       Code.INTERNAL,

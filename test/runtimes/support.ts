@@ -47,11 +47,18 @@ export async function build(runtimes: readonly string[]): Promise<Built> {
 }
 
 /**
- * The directory for one runtime's logs (runtime, plugins), emptied at the start of a suite and
- * kept afterwards, so the log a failure names can still be read.
+ * The directory for one runtime's logs (runtime, plugins) in this run, `run-<name>-<pid>`, kept
+ * afterwards so the log a failure names can still be read. Those of runs that have ended are
+ * removed; those of a run still going (another checkout's) are left alone, as it writes there.
  */
 export function logDir(built: Built, name: string): string {
-  const dir = join(built.CACHE!, "logs", `run-${name}`);
+  const logs = join(built.CACHE!, "logs");
+  mkdirSync(logs, { recursive: true });
+  for (const entry of readdirSync(logs)) {
+    const m = /^run-(.+)-(\d+)$/.exec(entry);
+    if (m?.[1] === name && !existsSync(`/proc/${m[2]}`)) rmSync(join(logs, entry), { recursive: true, force: true });
+  }
+  const dir = join(logs, `run-${name}-${process.pid}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   return dir;
