@@ -3,7 +3,7 @@ import { EventLedger } from "../../../bench/soak/ledger.js";
 import { signal } from "../../support/wait.js";
 
 describe("soak event ledger", () => {
-  it("counts results and errors, and settles nothing twice", async () => {
+  it("counts results, and errors by message with pod and container names folded", async () => {
     const ledger = new EventLedger(1000);
     await ledger.track("runPodSandbox pod-1", async () => 1);
     await ledger.track("createContainer pod-1-ctr-0", async () => {
