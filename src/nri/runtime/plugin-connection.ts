@@ -174,7 +174,9 @@ export class PluginConnection implements PluginBackend {
     // DEADLINE_EXCEEDED once the call's time is up is the call's own deadline: the ttrpc client's
     // timer, or a server answering when timeout_nano passes at its end, either of which may beat
     // the runtime's timer by a hair. Earlier, it is an answer like any other (as for Go).
-    const timedOut = elapsedMs >= options.timeoutMs - DEADLINE_TOLERANCE_MS;
+    // A budget within a few timer ticks (the last page of a long Synchronize) cannot be told
+    // apart by time: its DEADLINE_EXCEEDED is its deadline.
+    const timedOut = elapsedMs >= options.timeoutMs - DEADLINE_TOLERANCE_MS || options.timeoutMs <= 5 * DEADLINE_TOLERANCE_MS;
     if (e instanceof RpcError && e.code === Code.DEADLINE_EXCEEDED && timedOut) return new PluginCallError(GO_DEADLINE_EXCEEDED, "deadline", { cause: e });
     if (e instanceof RpcError) return PluginCallError.fromStatus(e);
     if (e instanceof ProtocolError) return new PluginCallError(`${e.message}: protocol error`, "protocol", { cause: e });
