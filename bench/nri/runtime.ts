@@ -6,8 +6,8 @@
  * report each synchronized plugin (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
-import { fromBinary, toBinary } from "@bufbuild/protobuf";
-import { CreateContainerRequestSchema, CreateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
+import { fromBinary, toBinary } from "../../src/wire/codec.js";
+import { type CreateContainerResponse, CreateContainerRequestSchema, CreateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/nri/runtime.js";
 import { flag } from "./args.js";
 import { type CycleFigures, measureCycles } from "./cycles.js";
@@ -36,15 +36,18 @@ if (!serveOnly) {
   const pod = base.pod;
   const container = base.container;
   let annotations = 0;
-  let responseBytes = 0;
+  let last: CreateContainerResponse | undefined;
   const cycle = async (): Promise<void> => {
     const created = await runtime.createContainer(fromBinary(CreateContainerRequestSchema, raw));
     annotations = Object.keys(created.adjust?.annotations ?? {}).length;
-    responseBytes = toBinary(CreateContainerResponseSchema, created).length;
+    last = created;
     await runtime.startContainer({ pod, container });
     await runtime.postStartContainer({ pod, container });
   };
   const figures: CycleFigures = await measureCycles(cycle, Number(flag("seconds", "5")));
+  const responseBytes = last === undefined ? 0 : toBinary(CreateContainerResponseSchema, last).length;
   console.log(JSON.stringify({ ...figures, annotations, request_bytes: raw.length, response_bytes: responseBytes }));
-  // Stays up so that the peak RSS can be read; the bench kills the process.
+  // Stays up so that the peak RSS can be read; the bench kills the process. SIGINT exits
+  // normally, so that a --cpu-prof profile is written.
+  process.on("SIGINT", () => process.exit(0));
 }
