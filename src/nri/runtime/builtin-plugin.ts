@@ -1,6 +1,7 @@
 import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import { Plugin } from "../../../gen/v1beta1/api_pb.js";
 import { ALL_EVENTS, eventBit, formatEvent } from "../../events.js";
+import { CallDeadline } from "./call-deadline.js";
 import { PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginMethods, PluginRequest, PluginResponse } from "./plugin-backend.js";
 
@@ -60,14 +61,17 @@ export class BuiltinBackend implements PluginBackend {
     const desc = Plugin.method[method];
     const h = (this.plugin.handlers as Record<string, ((req: unknown, ctx: BuiltinContext) => unknown) | undefined>)[method];
     let out: unknown;
+    const deadline = new CallDeadline(options.timeoutMs, options.signal);
     try {
-      out = h === undefined ? undefined : await h(request, { signal: options.signal });
+      out = h === undefined ? undefined : await h(request, { signal: deadline.signal });
     } catch (e) {
-      if (options.signal.aborted && e === options.signal.reason) throw e as PluginCallError;
+      if (deadline.signal.aborted && e === deadline.signal.reason) throw e as PluginCallError;
       if (method === "validateContainerAdjustment") {
         return create(Plugin.method.validateContainerAdjustment.output, { reject: true, reason: errorText(e) }) as PluginResponse<K>;
       }
       throw new PluginCallError(errorText(e), "status", { cause: e });
+    } finally {
+      deadline.dispose();
     }
     if (method === "configure") {
       const res = create(Plugin.method.configure.output, (out ?? {}) as MessageInitShape<typeof Plugin.method.configure.output>);

@@ -15,10 +15,13 @@ export type PluginKind = "external" | "pre-connected" | "builtin";
 
 /** Options of one call to a plugin. */
 export interface BackendCallOptions {
-  /** Aborts with the call's deadline or the runtime's cancellation (see CallDeadline). */
-  readonly signal: AbortSignal;
-  /** The deadline sent on the wire (ttrpc timeout_nano). */
+  /**
+   * The call's time: the backend enforces it (a `deadline` PluginCallError when it passes) and a
+   * socket plugin is sent it as ttrpc timeout_nano.
+   */
   readonly timeoutMs: number;
+  /** The event's cancellation: aborting it ends the call with a `canceled` PluginCallError. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**

@@ -6,13 +6,13 @@ import { Runtime as AlphaRuntime } from "../../../gen/v1alpha1/api_pb.js";
 import { type ContainerEviction, type ContainerUpdate, Plugin, Runtime as BetaRuntime, type RegisterPluginRequest } from "../../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../mux/mux.js";
 import { TranslateError } from "../../translate/errors.js";
-import { Client } from "../../ttrpc/client.js";
+import { type CallOptions, Client } from "../../ttrpc/client.js";
 import { ProtocolError, RpcError } from "../../ttrpc/errors.js";
 import { Server } from "../../ttrpc/server.js";
 import { Code } from "../../ttrpc/status.js";
 import { registerService } from "../../ttrpc/typed.js";
 import { type Version, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../../translate/index.js";
-import { GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
+import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
 import { encodedRequest } from "./shared-payload.js";
@@ -138,7 +138,7 @@ export class PluginConnection implements PluginBackend {
   }
 
   private async callRaw(method: string, payload: Uint8Array, options: BackendCallOptions): Promise<Uint8Array> {
-    const o = { signal: options.signal, timeoutMs: options.timeoutMs };
+    const o: CallOptions = options.signal === undefined ? { timeoutMs: options.timeoutMs } : { signal: options.signal, timeoutMs: options.timeoutMs };
     const version = this.registration?.version ?? "v1beta1";
     if (version === "v1beta1") return this.client.call(BETA_PLUGIN, method, payload, o);
     const isEvent = stateChangeEventOf(method) !== undefined;
@@ -167,8 +167,8 @@ export class PluginConnection implements PluginBackend {
   /** A rejected call as the reference classifies it. */
   private failure(e: unknown, options: BackendCallOptions, elapsedMs: number): PluginCallError {
     if (e instanceof PluginCallError) return e;
-    const aborted = options.signal.reason;
-    if (options.signal.aborted && aborted instanceof PluginCallError) return aborted;
+    // The event's cancellation, as Go's canceled context: whatever the call ended with.
+    if (options.signal?.aborted === true) return new PluginCallError(GO_CANCELED, "canceled", { cause: options.signal.reason });
     if (this.mux.closeReason !== undefined) return new PluginCallError(GO_TTRPC_CLOSED, "closed", { cause: e });
     if (e instanceof TranslateError) return new PluginCallError(GO_PROTO_DECODE, "decode", { cause: e });
     // DEADLINE_EXCEEDED once the call's time is up is the call's own deadline: the ttrpc client's

@@ -14,7 +14,6 @@ import { RequestSizes } from "../../ttrpc/envelope.js";
 import { Code } from "../../ttrpc/status.js";
 import { withTimeout } from "../../ttrpc/with-timeout.js";
 import { NRI_VERSION } from "../nri-releases.js";
-import { CallDeadline } from "./call-deadline.js";
 import { PluginCallError, goStatusText, toCallError } from "./call-error.js";
 import type { AdaptationError } from "./errors.js";
 import { validationRejection } from "./validation.js";
@@ -170,7 +169,6 @@ export class RuntimePlugin implements PluginInfo {
    */
   async synchronize(pods: PodSandbox[], containers: Container[]): Promise<ContainerUpdate[]> {
     this.options.log.info(`synchronizing plugin ${this.id}`);
-    const deadline = new CallDeadline(this.options.requestTimeoutMs);
     const started = performance.now();
     let podsToSend = pods;
     let ctrsToSend = containers;
@@ -186,7 +184,8 @@ export class RuntimePlugin implements PluginInfo {
         let failure: PluginCallError | undefined = oversize;
         if (oversize === undefined) {
           try {
-            res = await this.backend.call("synchronize", req, { signal: deadline.signal, timeoutMs });
+            // Each page gets what is left of the one request timeout the whole exchange has.
+            res = await this.backend.call("synchronize", req, { timeoutMs });
           } catch (e) {
             failure = toCallError(e);
           }
@@ -208,8 +207,6 @@ export class RuntimePlugin implements PluginInfo {
     } catch (e) {
       this.close();
       throw e;
-    } finally {
-      deadline.dispose();
     }
   }
 
@@ -264,13 +261,8 @@ export class RuntimePlugin implements PluginInfo {
     await this.call("shutdown", create(Plugin.method.shutdown.input, { reason })).catch(() => undefined);
   }
 
-  private async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K>> {
-    const deadline = new CallDeadline(this.options.requestTimeoutMs, signal);
-    try {
-      return await this.backend.call(method, request, { signal: deadline.signal, timeoutMs: this.options.requestTimeoutMs });
-    } finally {
-      deadline.dispose();
-    }
+  private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K>> {
+    return this.backend.call(method, request, { signal, timeoutMs: this.options.requestTimeoutMs });
   }
 
   /** Marks the plugin closed and ends its connection; it is dropped after the current event. */
