@@ -8,6 +8,11 @@ export { type Version, packages };
 /** The services both revisions define, by short name. */
 export const serviceNames: readonly string[] = ["Runtime", "Plugin", "HostFunctions"];
 
+/** Every NRI service's full name and its revision: looked up on every call a peer makes. */
+const versionsByService: ReadonlyMap<string, Version> = new Map(
+  (["v1beta1", "v1alpha1"] as const).flatMap((v) => serviceNames.map((s): [string, Version] => [`${packages[v]}.${s}`, v])),
+);
+
 /** A method of a ttrpc service: `service` is the full name (`nri.pkg.api.v1beta1.Plugin`). */
 export interface MethodRef {
   readonly service: string;
@@ -19,12 +24,9 @@ export interface MethodRef {
  * A runtime endpoint tells a plugin's version by the service of its RegisterPlugin call.
  */
 export function serviceVersion(service: string): Version | undefined {
-  for (const version of ["v1beta1", "v1alpha1"] as const) {
-    const prefix = `${packages[version]}.`;
-    if (service.startsWith(prefix) && serviceNames.includes(service.slice(prefix.length))) return version;
-  }
-  return undefined;
+  return versionsByService.get(service);
 }
+
 
 /** The short service name (`Plugin`) of a service of revision `from`; throws for any other. */
 export function shortServiceName(service: string, from: Version): string {
