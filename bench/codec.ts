@@ -1,10 +1,11 @@
 /**
  * The message codec on the messages of an NRI CreateContainer event: the request carrying a
  * realistic pod and container, the empty StartContainer response, and a plugin's typical
- * CreateContainer response (one annotation, one environment variable). Encode and decode µs for
- * the generated codec (protoc-gen-nri-wire), protobuf-es reflective toBinary/fromBinary, and Go
- * (protobuf-go proto.Marshal/Unmarshal as ttrpc uses them, plus vtprotobuf for reference) on the
- * very same bytes. `npx tsx bench/codec.ts` prints this section alone.
+ * CreateContainer response (one annotation, one environment variable). Encode, decode and clone
+ * µs for the generated code (protoc-gen-nri-wire), protobuf-es reflective toBinary/fromBinary/
+ * clone, and Go (protobuf-go proto.Marshal/Unmarshal as ttrpc uses them and proto.Clone, plus
+ * vtprotobuf for reference) on the very same bytes. `npx tsx bench/codec.ts` prints this section
+ * alone.
  *
  * Each figure is the best round of ROUNDS × CALLS calls (the same method in Go): on a shared
  * machine the best round is the least disturbed one.
@@ -13,11 +14,11 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type DescMessage, type Message, create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type DescMessage, type Message, clone as reflectiveClone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as beta from "../gen/v1beta1/api_pb.js";
 import "../gen/v1beta1/api_codec.js";
 import { goBuild, runPeer } from "../test/interop/support.js";
-import { type MessageCodec, codecFor } from "../src/wire/index.js";
+import { type MessageCodec, clone, codecFor } from "../src/wire/index.js";
 import { realisticContainer, realisticPod } from "./translate.js";
 
 const ROUNDS = 60;
@@ -72,13 +73,18 @@ function fixtures(): Fixture[] {
   ];
 }
 
+/** The operations measured; vtprotobuf has no clone in containerd/nri. */
+const OPS = ["encode", "decode", "clone"] as const;
+
+type Figures = Record<(typeof OPS)[number], number>;
+
 /** One message's figures, µs per call. */
 export interface CodecRow {
   readonly label: string;
   readonly bytes: number;
-  readonly generated: { encode: number; decode: number };
-  readonly reflective: { encode: number; decode: number };
-  readonly go: { encode: number; decode: number };
+  readonly generated: Figures;
+  readonly reflective: Figures;
+  readonly go: Figures;
   readonly goVt: { encode: number; decode: number };
 }
 
@@ -87,6 +93,7 @@ interface GoLine {
   bytes: number;
   encode_us: number;
   decode_us: number;
+  clone_us: number;
   vt_encode_us: number;
   vt_decode_us: number;
 }
@@ -102,8 +109,12 @@ export async function codecBench(): Promise<CodecRow[]> {
     return {
       f,
       bytes: bytes.length,
-      generated: { encode: best(() => codec.encode(f.message)), decode: best(() => codec.decode(bytes)) },
-      reflective: { encode: best(() => toBinary(f.schema, f.message)), decode: best(() => fromBinary(f.schema, bytes)) },
+      generated: { encode: best(() => codec.encode(f.message)), decode: best(() => codec.decode(bytes)), clone: best(() => clone(f.schema, f.message)) },
+      reflective: {
+        encode: best(() => toBinary(f.schema, f.message)),
+        decode: best(() => fromBinary(f.schema, bytes)),
+        clone: best(() => reflectiveClone(f.schema, f.message)),
+      },
     };
   });
   const bin = goBuild("codec-bench", "codec-bench");
@@ -118,7 +129,7 @@ export async function codecBench(): Promise<CodecRow[]> {
       bytes: t.bytes,
       generated: t.generated,
       reflective: t.reflective,
-      go: { encode: g.encode_us, decode: g.decode_us },
+      go: { encode: g.encode_us, decode: g.decode_us, clone: g.clone_us },
       goVt: { encode: g.vt_encode_us, decode: g.vt_decode_us },
     };
   });
@@ -129,15 +140,16 @@ const fmt = (n: number, digits = 2): string => n.toLocaleString("en-US", { maxim
 /** The section's lines: a table of µs per call with ratios to Go and to protobuf-es. */
 export function codecTable(rows: readonly CodecRow[]): string[] {
   const out = [
-    `Message codec, µs per call (best of ${ROUNDS} rounds of ${CALLS}); ratios: generated ÷ Go (protobuf-go), generated ÷ protobuf-es reflective.`,
+    `Message codec and clone, µs per call (best of ${ROUNDS} rounds of ${CALLS}); ratios: generated ÷ Go (protobuf-go), generated ÷ protobuf-es reflective.`,
     "",
     "| message | bytes | op | generated | protobuf-es | Go | Go vtproto | ÷ Go | ÷ protobuf-es |",
     "|---|---|---|---|---|---|---|---|---|",
   ];
   for (const r of rows) {
-    for (const op of ["encode", "decode"] as const) {
+    for (const op of OPS) {
+      const vt = op === "clone" ? "–" : fmt(r.goVt[op]);
       out.push(
-        `| ${r.label} | ${r.bytes} | ${op} | ${fmt(r.generated[op])} | ${fmt(r.reflective[op])} | ${fmt(r.go[op])} | ${fmt(r.goVt[op])} | ×${fmt(r.generated[op] / r.go[op])} | ×${fmt(r.generated[op] / r.reflective[op])} |`,
+        `| ${r.label} | ${r.bytes} | ${op} | ${fmt(r.generated[op])} | ${fmt(r.reflective[op])} | ${fmt(r.go[op])} | ${vt} | ×${fmt(r.generated[op] / r.go[op])} | ×${fmt(r.generated[op] / r.reflective[op])} |`,
       );
     }
   }

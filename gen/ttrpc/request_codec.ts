@@ -6,15 +6,15 @@
 /* eslint-disable */
 
 import type { KeyValue, KeyValueSchema, Request, RequestSchema, Response, ResponseSchema, StringList, StringListSchema } from "./request_pb.js";
-import { allocate, bytesSize, decodeFailure, initBytes, initMessage, int32Size, int64Size, Reader, registerMessages, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeInt64, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../src/wire/runtime.js";
+import { allocate, bytesSize, copyUnknown, decodeFailure, initBytes, initMessage, int32Size, int64Size, Reader, registerMessages, sizes, Sizes, stringSize, toBigint64, unknownSize, varint32Size, writeInt32, writeInt64, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../src/wire/runtime.js";
 import type { Status } from "../google/rpc/status_pb.js";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
  * Binary codecs for the messages of ttrpc/request.proto: the bytes protobuf-es toBinary writes,
- * strict decoding into the same message shapes, and create() without descriptors. Importing
- * this module registers them by type name.
+ * strict decoding into the same message shapes, and create() and clone() without descriptors.
+ * Importing this module registers them by type name.
  */
 
 function size_ttrpc$Request(m: Request, s: Sizes): number {
@@ -84,6 +84,13 @@ function create_ttrpc$Request(init?: object | null): Request {
   return m as unknown as Request;
 }
 
+function clone_ttrpc$Request(m: Request): Request {
+  const a0 = m.metadata; const l0: KeyValue[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_ttrpc$KeyValue(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "ttrpc.Request", service: m.service, method: m.method, payload: new Uint8Array(m.payload), timeoutNano: toBigint64(m.timeoutNano), metadata: l0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Request;
+}
+
 function size_ttrpc$KeyValue(m: KeyValue, s: Sizes): number {
   let n = 0;
   { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
@@ -131,6 +138,12 @@ function create_ttrpc$KeyValue(init?: object | null): KeyValue {
   return m as unknown as KeyValue;
 }
 
+function clone_ttrpc$KeyValue(m: KeyValue): KeyValue {
+  const o: Record<string, unknown> = { $typeName: "ttrpc.KeyValue", key: m.key, value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as KeyValue;
+}
+
 function size_ttrpc$Response(m: Response, s: Sizes): number {
   let n = 0;
   { const v = m.status; if (v != null) { { const k = s.reserve(); const l = size_google$rpc$Status(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -176,6 +189,13 @@ function create_ttrpc$Response(init?: object | null): Response {
   v = i.status; if (v != null) m.status = initMessage(v, "google.rpc.Status", create_google$rpc$Status);
   v = i.payload; m.payload = v != null ? initBytes(v) : new Uint8Array(0);
   return m as unknown as Response;
+}
+
+function clone_ttrpc$Response(m: Response): Response {
+  const o: Record<string, unknown> = { $typeName: "ttrpc.Response", payload: new Uint8Array(m.payload) };
+  { const v = m.status; if (v !== undefined) o.status = clone_google$rpc$Status(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Response;
 }
 
 function size_google$rpc$Status(m: Status, s: Sizes): number {
@@ -237,6 +257,13 @@ function create_google$rpc$Status(init?: object | null): Status {
   return m as unknown as Status;
 }
 
+function clone_google$rpc$Status(m: Status): Status {
+  const a0 = m.details; const l0: Any[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_google$protobuf$Any(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "google.rpc.Status", code: m.code, message: m.message, details: l0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Status;
+}
+
 function size_google$protobuf$Any(m: Any, s: Sizes): number {
   let n = 0;
   { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
@@ -282,6 +309,12 @@ function create_google$protobuf$Any(init?: object | null): Any {
   v = i.typeUrl; m.typeUrl = v != null ? v : "";
   v = i.value; m.value = v != null ? initBytes(v) : new Uint8Array(0);
   return m as unknown as Any;
+}
+
+function clone_google$protobuf$Any(m: Any): Any {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Any", typeUrl: m.typeUrl, value: new Uint8Array(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Any;
 }
 
 function size_ttrpc$StringList(m: StringList, s: Sizes): number {
@@ -333,6 +366,12 @@ function create_ttrpc$StringList(init?: object | null): StringList {
   let v: unknown;
   v = i.list; m.list = v != null ? v : [];
   return m as unknown as StringList;
+}
+
+function clone_ttrpc$StringList(m: StringList): StringList {
+  const o: Record<string, unknown> = { $typeName: "ttrpc.StringList", list: m.list.slice() };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StringList;
 }
 
 /** Encodes a ttrpc.Request (or an init object of one) to the bytes protobuf-es toBinary writes. */
@@ -392,8 +431,8 @@ export function decodeKeyValue(bytes: Uint8Array): KeyValue {
 }
 
 registerMessages([
-  { typeName: "ttrpc.Request", encode: encodeRequest, decode: decodeRequest, create: create_ttrpc$Request, fields: () => [{ localName: "service", name: "service", fieldKind: "scalar", scalar: 9 }, { localName: "method", name: "method", fieldKind: "scalar", scalar: 9 }, { localName: "payload", name: "payload", fieldKind: "scalar", scalar: 12 }, { localName: "timeoutNano", name: "timeout_nano", fieldKind: "scalar", scalar: 3 }, { localName: "metadata", name: "metadata", fieldKind: "list", listKind: "message", message: "ttrpc.KeyValue" }] },
-  { typeName: "ttrpc.Response", encode: encodeResponse, decode: decodeResponse, create: create_ttrpc$Response, fields: () => [{ localName: "status", name: "status", fieldKind: "message", message: "google.rpc.Status" }, { localName: "payload", name: "payload", fieldKind: "scalar", scalar: 12 }] },
-  { typeName: "ttrpc.StringList", encode: encodeStringList, decode: decodeStringList, create: create_ttrpc$StringList, fields: () => [{ localName: "list", name: "list", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
-  { typeName: "ttrpc.KeyValue", encode: encodeKeyValue, decode: decodeKeyValue, create: create_ttrpc$KeyValue, fields: () => [{ localName: "key", name: "key", fieldKind: "scalar", scalar: 9 }, { localName: "value", name: "value", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "ttrpc.Request", encode: encodeRequest, decode: decodeRequest, create: create_ttrpc$Request, clone: clone_ttrpc$Request, fields: () => [{ localName: "service", name: "service", fieldKind: "scalar", scalar: 9 }, { localName: "method", name: "method", fieldKind: "scalar", scalar: 9 }, { localName: "payload", name: "payload", fieldKind: "scalar", scalar: 12 }, { localName: "timeoutNano", name: "timeout_nano", fieldKind: "scalar", scalar: 3 }, { localName: "metadata", name: "metadata", fieldKind: "list", listKind: "message", message: "ttrpc.KeyValue" }] },
+  { typeName: "ttrpc.Response", encode: encodeResponse, decode: decodeResponse, create: create_ttrpc$Response, clone: clone_ttrpc$Response, fields: () => [{ localName: "status", name: "status", fieldKind: "message", message: "google.rpc.Status" }, { localName: "payload", name: "payload", fieldKind: "scalar", scalar: 12 }] },
+  { typeName: "ttrpc.StringList", encode: encodeStringList, decode: decodeStringList, create: create_ttrpc$StringList, clone: clone_ttrpc$StringList, fields: () => [{ localName: "list", name: "list", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
+  { typeName: "ttrpc.KeyValue", encode: encodeKeyValue, decode: decodeKeyValue, create: create_ttrpc$KeyValue, clone: clone_ttrpc$KeyValue, fields: () => [{ localName: "key", name: "key", fieldKind: "scalar", scalar: 9 }, { localName: "value", name: "value", fieldKind: "scalar", scalar: 9 }] },
 ]);

@@ -13,13 +13,13 @@
 /* eslint-disable */
 
 import type { CDIDevice, CDIDeviceSchema, CompoundFieldOwners, CompoundFieldOwnersSchema, ConfigureRequest, ConfigureRequestSchema, ConfigureResponse, ConfigureResponseSchema, Container, ContainerAdjustment, ContainerAdjustmentSchema, ContainerEviction, ContainerEvictionSchema, ContainerSchema, ContainerUpdate, ContainerUpdateSchema, CreateContainerRequest, CreateContainerRequestSchema, CreateContainerResponse, CreateContainerResponseSchema, Empty, EmptySchema, FailurePolicy, FailurePolicySchema, FieldOwners, FieldOwnersSchema, Hook, Hooks, HookSchema, HooksSchema, HugepageLimit, HugepageLimitSchema, Image, ImageSchema, KeyValue, KeyValueSchema, LinuxContainer, LinuxContainerAdjustment, LinuxContainerAdjustmentSchema, LinuxContainerSchema, LinuxContainerUpdate, LinuxContainerUpdateSchema, LinuxCPU, LinuxCPUSchema, LinuxDevice, LinuxDeviceCgroup, LinuxDeviceCgroupSchema, LinuxDeviceSchema, LinuxIOPriority, LinuxIOPrioritySchema, LinuxMemory, LinuxMemoryPolicy, LinuxMemoryPolicySchema, LinuxMemorySchema, LinuxNamespace, LinuxNamespaceSchema, LinuxNetDevice, LinuxNetDeviceSchema, LinuxPids, LinuxPidsSchema, LinuxPodSandbox, LinuxPodSandboxSchema, LinuxRdt, LinuxRdtSchema, LinuxResources, LinuxResourcesSchema, LinuxScheduler, LinuxSchedulerSchema, LinuxSeccomp, LinuxSeccompArg, LinuxSeccompArgSchema, LinuxSeccompSchema, LinuxSyscall, LinuxSyscallSchema, LogRequest, LogRequestSchema, Mount, MountSchema, OptionalBool, OptionalBoolSchema, OptionalFileMode, OptionalFileModeSchema, OptionalInt, OptionalInt32, OptionalInt32Schema, OptionalInt64, OptionalInt64Schema, OptionalIntSchema, OptionalRepeatedString, OptionalRepeatedStringSchema, OptionalString, OptionalStringSchema, OptionalUInt32, OptionalUInt32Schema, OptionalUInt64, OptionalUInt64Schema, OwningPlugins, OwningPluginsSchema, PluginInstance, PluginInstanceSchema, PodSandbox, PodSandboxSchema, POSIXRlimit, POSIXRlimitSchema, PostCreateContainerRequest, PostCreateContainerRequestSchema, PostCreateContainerResponse, PostCreateContainerResponseSchema, PostStartContainerRequest, PostStartContainerRequestSchema, PostStartContainerResponse, PostStartContainerResponseSchema, PostUpdateContainerRequest, PostUpdateContainerRequestSchema, PostUpdateContainerResponse, PostUpdateContainerResponseSchema, PostUpdatePodSandboxRequest, PostUpdatePodSandboxRequestSchema, PostUpdatePodSandboxResponse, PostUpdatePodSandboxResponseSchema, RegisterPluginRequest, RegisterPluginRequestSchema, RemoveContainerRequest, RemoveContainerRequestSchema, RemoveContainerResponse, RemoveContainerResponseSchema, RemovePodSandboxRequest, RemovePodSandboxRequestSchema, RemovePodSandboxResponse, RemovePodSandboxResponseSchema, RunPodSandboxRequest, RunPodSandboxRequestSchema, RunPodSandboxResponse, RunPodSandboxResponseSchema, SecurityProfile, SecurityProfileSchema, StartContainerRequest, StartContainerRequestSchema, StartContainerResponse, StartContainerResponseSchema, StateChangeEvent, StateChangeEventSchema, StopContainerRequest, StopContainerRequestSchema, StopContainerResponse, StopContainerResponseSchema, StopPodSandboxRequest, StopPodSandboxRequestSchema, StopPodSandboxResponse, StopPodSandboxResponseSchema, SynchronizeRequest, SynchronizeRequestSchema, SynchronizeResponse, SynchronizeResponseSchema, UpdateContainerRequest, UpdateContainerRequestSchema, UpdateContainerResponse, UpdateContainerResponseSchema, UpdateContainersRequest, UpdateContainersRequestSchema, UpdateContainersResponse, UpdateContainersResponseSchema, UpdatePodSandboxRequest, UpdatePodSandboxRequestSchema, UpdatePodSandboxResponse, UpdatePodSandboxResponseSchema, User, UserSchema, ValidateContainerAdjustmentRequest, ValidateContainerAdjustmentRequestSchema, ValidateContainerAdjustmentResponse, ValidateContainerAdjustmentResponseSchema } from "./api_pb.js";
-import { allocate, decodeFailure, initMessage, int32Size, int64Size, Reader, registerMessages, setOwn, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeInt64, writeString, writeUnknown, writeVarint32 } from "../../src/wire/runtime.js";
+import { allocate, copyUnknown, decodeFailure, initMessage, int32Size, int64Size, Reader, registerMessages, setOwn, sizes, Sizes, stringSize, toBigint64, unknownSize, varint32Size, writeInt32, writeInt64, writeString, writeUnknown, writeVarint32 } from "../../src/wire/runtime.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
  * Binary codecs for the messages of v1alpha1/api.proto: the bytes protobuf-es toBinary writes,
- * strict decoding into the same message shapes, and create() without descriptors. Importing
- * this module registers them by type name.
+ * strict decoding into the same message shapes, and create() and clone() without descriptors.
+ * Importing this module registers them by type name.
  */
 
 function size_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest, s: Sizes): number {
@@ -71,6 +71,12 @@ function create_nri$pkg$api$v1alpha1$RegisterPluginRequest(init?: object | null)
   v = i.pluginIdx; m.pluginIdx = v != null ? v : "";
   v = i.NRIVersion; m.NRIVersion = v != null ? v : "";
   return m as unknown as RegisterPluginRequest;
+}
+
+function clone_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest): RegisterPluginRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RegisterPluginRequest", pluginName: m.pluginName, pluginIdx: m.pluginIdx, NRIVersion: m.NRIVersion };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RegisterPluginRequest;
 }
 
 function size_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersRequest, s: Sizes): number {
@@ -136,6 +142,14 @@ function create_nri$pkg$api$v1alpha1$UpdateContainersRequest(init?: object | nul
   return m as unknown as UpdateContainersRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersRequest): UpdateContainersRequest {
+  const a0 = m.update; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const a1 = m.evict; const l1: ContainerEviction[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$ContainerEviction(a1[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdateContainersRequest", update: l0, evict: l1 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UpdateContainersRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction, s: Sizes): number {
   let n = 0;
   { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
@@ -181,6 +195,12 @@ function create_nri$pkg$api$v1alpha1$ContainerEviction(init?: object | null): Co
   v = i.containerId; m.containerId = v != null ? v : "";
   v = i.reason; m.reason = v != null ? v : "";
   return m as unknown as ContainerEviction;
+}
+
+function clone_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction): ContainerEviction {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ContainerEviction", containerId: m.containerId, reason: m.reason };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ContainerEviction;
 }
 
 function size_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate, s: Sizes): number {
@@ -234,6 +254,13 @@ function create_nri$pkg$api$v1alpha1$ContainerUpdate(init?: object | null): Cont
   return m as unknown as ContainerUpdate;
 }
 
+function clone_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate): ContainerUpdate {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ContainerUpdate", containerId: m.containerId, ignoreFailure: m.ignoreFailure };
+  { const v = m.linux; if (v !== undefined) o.linux = clone_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ContainerUpdate;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate, s: Sizes): number {
   let n = 0;
   { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -275,6 +302,13 @@ function create_nri$pkg$api$v1alpha1$LinuxContainerUpdate(init?: object | null):
   let v: unknown;
   v = i.resources; if (v != null) m.resources = initMessage(v, "nri.pkg.api.v1alpha1.LinuxResources", create_nri$pkg$api$v1alpha1$LinuxResources);
   return m as unknown as LinuxContainerUpdate;
+}
+
+function clone_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate): LinuxContainerUpdate {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxContainerUpdate" };
+  { const v = m.resources; if (v !== undefined) o.resources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxContainerUpdate;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, s: Sizes): number {
@@ -394,6 +428,19 @@ function create_nri$pkg$api$v1alpha1$LinuxResources(init?: object | null): Linux
   return m as unknown as LinuxResources;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources): LinuxResources {
+  const a0 = m.hugepageLimits; const l0: HugepageLimit[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$HugepageLimit(a0[i]!));
+  const a1 = m.devices; const l1: LinuxDeviceCgroup[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(a1[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxResources", hugepageLimits: l0, unified: { ...m.unified }, devices: l1 };
+  { const v = m.memory; if (v !== undefined) o.memory = clone_nri$pkg$api$v1alpha1$LinuxMemory(v); }
+  { const v = m.cpu; if (v !== undefined) o.cpu = clone_nri$pkg$api$v1alpha1$LinuxCPU(v); }
+  { const v = m.blockioClass; if (v !== undefined) o.blockioClass = clone_nri$pkg$api$v1alpha1$OptionalString(v); }
+  { const v = m.rdtClass; if (v !== undefined) o.rdtClass = clone_nri$pkg$api$v1alpha1$OptionalString(v); }
+  { const v = m.pids; if (v !== undefined) o.pids = clone_nri$pkg$api$v1alpha1$LinuxPids(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxResources;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids, s: Sizes): number {
   let n = 0;
   { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
@@ -435,6 +482,12 @@ function create_nri$pkg$api$v1alpha1$LinuxPids(init?: object | null): LinuxPids 
   let v: unknown;
   v = i.limit; m.limit = v != null ? v : 0n;
   return m as unknown as LinuxPids;
+}
+
+function clone_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids): LinuxPids {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxPids", limit: toBigint64(m.limit) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxPids;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, s: Sizes): number {
@@ -496,6 +549,14 @@ function create_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(init?: object | null): Li
   return m as unknown as LinuxDeviceCgroup;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup): LinuxDeviceCgroup {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxDeviceCgroup", allow: m.allow, type: m.type, access: m.access };
+  { const v = m.major; if (v !== undefined) o.major = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.minor; if (v !== undefined) o.minor = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxDeviceCgroup;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + int64Size(v); } }
@@ -539,6 +600,12 @@ function create_nri$pkg$api$v1alpha1$OptionalInt64(init?: object | null): Option
   return m as unknown as OptionalInt64;
 }
 
+function clone_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64): OptionalInt64 {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalInt64", value: toBigint64(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalInt64;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
@@ -580,6 +647,12 @@ function create_nri$pkg$api$v1alpha1$OptionalString(init?: object | null): Optio
   let v: unknown;
   v = i.value; m.value = v != null ? v : "";
   return m as unknown as OptionalString;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString): OptionalString {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalString", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalString;
 }
 
 function size_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit, s: Sizes): number {
@@ -627,6 +700,12 @@ function create_nri$pkg$api$v1alpha1$HugepageLimit(init?: object | null): Hugepa
   v = i.pageSize; m.pageSize = v != null ? v : "";
   v = i.limit; m.limit = v != null ? v : 0n;
   return m as unknown as HugepageLimit;
+}
+
+function clone_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit): HugepageLimit {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.HugepageLimit", pageSize: m.pageSize, limit: toBigint64(m.limit) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as HugepageLimit;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU, s: Sizes): number {
@@ -696,6 +775,17 @@ function create_nri$pkg$api$v1alpha1$LinuxCPU(init?: object | null): LinuxCPU {
   return m as unknown as LinuxCPU;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU): LinuxCPU {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxCPU", cpus: m.cpus, mems: m.mems };
+  { const v = m.shares; if (v !== undefined) o.shares = clone_nri$pkg$api$v1alpha1$OptionalUInt64(v); }
+  { const v = m.quota; if (v !== undefined) o.quota = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.period; if (v !== undefined) o.period = clone_nri$pkg$api$v1alpha1$OptionalUInt64(v); }
+  { const v = m.realtimeRuntime; if (v !== undefined) o.realtimeRuntime = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.realtimePeriod; if (v !== undefined) o.realtimePeriod = clone_nri$pkg$api$v1alpha1$OptionalUInt64(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxCPU;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + int64Size(v); } }
@@ -737,6 +827,12 @@ function create_nri$pkg$api$v1alpha1$OptionalUInt64(init?: object | null): Optio
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0n;
   return m as unknown as OptionalUInt64;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64): OptionalUInt64 {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalUInt64", value: toBigint64(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalUInt64;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory, s: Sizes): number {
@@ -810,6 +906,20 @@ function create_nri$pkg$api$v1alpha1$LinuxMemory(init?: object | null): LinuxMem
   return m as unknown as LinuxMemory;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory): LinuxMemory {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxMemory" };
+  { const v = m.limit; if (v !== undefined) o.limit = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.reservation; if (v !== undefined) o.reservation = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.swap; if (v !== undefined) o.swap = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.kernel; if (v !== undefined) o.kernel = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.kernelTcp; if (v !== undefined) o.kernelTcp = clone_nri$pkg$api$v1alpha1$OptionalInt64(v); }
+  { const v = m.swappiness; if (v !== undefined) o.swappiness = clone_nri$pkg$api$v1alpha1$OptionalUInt64(v); }
+  { const v = m.disableOomKiller; if (v !== undefined) o.disableOomKiller = clone_nri$pkg$api$v1alpha1$OptionalBool(v); }
+  { const v = m.useHierarchy; if (v !== undefined) o.useHierarchy = clone_nri$pkg$api$v1alpha1$OptionalBool(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxMemory;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + 1; } }
@@ -851,6 +961,12 @@ function create_nri$pkg$api$v1alpha1$OptionalBool(init?: object | null): Optiona
   let v: unknown;
   v = i.value; m.value = v != null ? v : false;
   return m as unknown as OptionalBool;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool): OptionalBool {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalBool", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalBool;
 }
 
 function size_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainersResponse, s: Sizes): number {
@@ -904,6 +1020,13 @@ function create_nri$pkg$api$v1alpha1$UpdateContainersResponse(init?: object | nu
   return m as unknown as UpdateContainersResponse;
 }
 
+function clone_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainersResponse): UpdateContainersResponse {
+  const a0 = m.failed; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdateContainersResponse", failed: l0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UpdateContainersResponse;
+}
+
 function size_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest, s: Sizes): number {
   let n = 0;
   { const v = m.msg; if (v) { n += 1 + stringSize(s, v); } }
@@ -949,6 +1072,12 @@ function create_nri$pkg$api$v1alpha1$LogRequest(init?: object | null): LogReques
   v = i.msg; m.msg = v != null ? v : "";
   v = i.level; m.level = v != null ? v : 0;
   return m as unknown as LogRequest;
+}
+
+function clone_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest): LogRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LogRequest", msg: m.msg, level: m.level };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LogRequest;
 }
 
 function size_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest, s: Sizes): number {
@@ -1014,6 +1143,12 @@ function create_nri$pkg$api$v1alpha1$ConfigureRequest(init?: object | null): Con
   return m as unknown as ConfigureRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest): ConfigureRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ConfigureRequest", config: m.config, runtimeName: m.runtimeName, runtimeVersion: m.runtimeVersion, registrationTimeout: toBigint64(m.registrationTimeout), requestTimeout: toBigint64(m.requestTimeout), NRIVersion: m.NRIVersion };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ConfigureRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse, s: Sizes): number {
   let n = 0;
   { const v = m.events; if (v) { n += 1 + int32Size(v); } }
@@ -1061,6 +1196,13 @@ function create_nri$pkg$api$v1alpha1$ConfigureResponse(init?: object | null): Co
   return m as unknown as ConfigureResponse;
 }
 
+function clone_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse): ConfigureResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ConfigureResponse", events: m.events };
+  { const v = m.failurePolicy; if (v !== undefined) o.failurePolicy = clone_nri$pkg$api$v1alpha1$FailurePolicy(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ConfigureResponse;
+}
+
 function size_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy, s: Sizes): number {
   let n = 0;
   { const v = m.failRequest; if (v) { n += 1 + 1; } }
@@ -1106,6 +1248,12 @@ function create_nri$pkg$api$v1alpha1$FailurePolicy(init?: object | null): Failur
   v = i.failRequest; m.failRequest = v != null ? v : false;
   v = i.keepConnected; m.keepConnected = v != null ? v : false;
   return m as unknown as FailurePolicy;
+}
+
+function clone_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy): FailurePolicy {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.FailurePolicy", failRequest: m.failRequest, keepConnected: m.keepConnected };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as FailurePolicy;
 }
 
 function size_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest, s: Sizes): number {
@@ -1173,6 +1321,14 @@ function create_nri$pkg$api$v1alpha1$SynchronizeRequest(init?: object | null): S
   v = i.containers; m.containers = Array.isArray(v) ? v.map((e: unknown) => initMessage(e, "nri.pkg.api.v1alpha1.Container", create_nri$pkg$api$v1alpha1$Container)) : v != null ? v : [];
   v = i.more; m.more = v != null ? v : false;
   return m as unknown as SynchronizeRequest;
+}
+
+function clone_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest): SynchronizeRequest {
+  const a0 = m.pods; const l0: PodSandbox[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$PodSandbox(a0[i]!));
+  const a1 = m.containers; const l1: Container[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$Container(a1[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.SynchronizeRequest", pods: l0, containers: l1, more: m.more };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as SynchronizeRequest;
 }
 
 function size_nri$pkg$api$v1alpha1$Container(m: Container, s: Sizes): number {
@@ -1402,6 +1558,19 @@ function create_nri$pkg$api$v1alpha1$Container(init?: object | null): Container 
   return m as unknown as Container;
 }
 
+function clone_nri$pkg$api$v1alpha1$Container(m: Container): Container {
+  const a0 = m.mounts; const l0: Mount[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$Mount(a0[i]!));
+  const a1 = m.rlimits; const l1: POSIXRlimit[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$POSIXRlimit(a1[i]!));
+  const a2 = m.CDIDevices; const l2: CDIDevice[] = []; for (let i = 0; i < a2.length; i++) l2.push(clone_nri$pkg$api$v1alpha1$CDIDevice(a2[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Container", id: m.id, podSandboxId: m.podSandboxId, name: m.name, state: m.state, labels: { ...m.labels }, annotations: { ...m.annotations }, args: m.args.slice(), env: m.env.slice(), mounts: l0, pid: m.pid, rlimits: l1, createdAt: toBigint64(m.createdAt), startedAt: toBigint64(m.startedAt), finishedAt: toBigint64(m.finishedAt), exitCode: m.exitCode, statusReason: m.statusReason, statusMessage: m.statusMessage, CDIDevices: l2 };
+  { const v = m.hooks; if (v !== undefined) o.hooks = clone_nri$pkg$api$v1alpha1$Hooks(v); }
+  { const v = m.linux; if (v !== undefined) o.linux = clone_nri$pkg$api$v1alpha1$LinuxContainer(v); }
+  { const v = m.user; if (v !== undefined) o.user = clone_nri$pkg$api$v1alpha1$User(v); }
+  { const v = m.image; if (v !== undefined) o.image = clone_nri$pkg$api$v1alpha1$Image(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Container;
+}
+
 function size_nri$pkg$api$v1alpha1$Image(m: Image, s: Sizes): number {
   let n = 0;
   { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
@@ -1451,6 +1620,12 @@ function create_nri$pkg$api$v1alpha1$Image(init?: object | null): Image {
   v = i.digest; m.digest = v != null ? v : "";
   v = i.configDigest; m.configDigest = v != null ? v : "";
   return m as unknown as Image;
+}
+
+function clone_nri$pkg$api$v1alpha1$Image(m: Image): Image {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Image", name: m.name, digest: m.digest, configDigest: m.configDigest };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Image;
 }
 
 function size_nri$pkg$api$v1alpha1$User(m: User, s: Sizes): number {
@@ -1508,6 +1683,12 @@ function create_nri$pkg$api$v1alpha1$User(init?: object | null): User {
   return m as unknown as User;
 }
 
+function clone_nri$pkg$api$v1alpha1$User(m: User): User {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.User", uid: m.uid, gid: m.gid, additionalGids: m.additionalGids.slice() };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as User;
+}
+
 function size_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice, s: Sizes): number {
   let n = 0;
   { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
@@ -1549,6 +1730,12 @@ function create_nri$pkg$api$v1alpha1$CDIDevice(init?: object | null): CDIDevice 
   let v: unknown;
   v = i.name; m.name = v != null ? v : "";
   return m as unknown as CDIDevice;
+}
+
+function clone_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice): CDIDevice {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.CDIDevice", name: m.name };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as CDIDevice;
 }
 
 function size_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit, s: Sizes): number {
@@ -1600,6 +1787,12 @@ function create_nri$pkg$api$v1alpha1$POSIXRlimit(init?: object | null): POSIXRli
   v = i.hard; m.hard = v != null ? v : 0n;
   v = i.soft; m.soft = v != null ? v : 0n;
   return m as unknown as POSIXRlimit;
+}
+
+function clone_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit): POSIXRlimit {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.POSIXRlimit", type: m.type, hard: toBigint64(m.hard), soft: toBigint64(m.soft) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as POSIXRlimit;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, s: Sizes): number {
@@ -1770,6 +1963,22 @@ function create_nri$pkg$api$v1alpha1$LinuxContainer(init?: object | null): Linux
   return m as unknown as LinuxContainer;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer): LinuxContainer {
+  const a0 = m.namespaces; const l0: LinuxNamespace[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$LinuxNamespace(a0[i]!));
+  const a1 = m.devices; const l1: LinuxDevice[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$LinuxDevice(a1[i]!));
+  const r2 = m.netDevices as unknown as Record<string, LinuxNetDevice>; const o2: Record<string, LinuxNetDevice> = {}; for (const key of Object.keys(r2)) setOwn(o2, key, clone_nri$pkg$api$v1alpha1$LinuxNetDevice(r2[key]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxContainer", namespaces: l0, devices: l1, cgroupsPath: m.cgroupsPath, sysctl: { ...m.sysctl }, netDevices: o2 };
+  { const v = m.resources; if (v !== undefined) o.resources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  { const v = m.oomScoreAdj; if (v !== undefined) o.oomScoreAdj = clone_nri$pkg$api$v1alpha1$OptionalInt(v); }
+  { const v = m.ioPriority; if (v !== undefined) o.ioPriority = clone_nri$pkg$api$v1alpha1$LinuxIOPriority(v); }
+  { const v = m.seccompProfile; if (v !== undefined) o.seccompProfile = clone_nri$pkg$api$v1alpha1$SecurityProfile(v); }
+  { const v = m.seccompPolicy; if (v !== undefined) o.seccompPolicy = clone_nri$pkg$api$v1alpha1$LinuxSeccomp(v); }
+  { const v = m.scheduler; if (v !== undefined) o.scheduler = clone_nri$pkg$api$v1alpha1$LinuxScheduler(v); }
+  { const v = m.rdt; if (v !== undefined) o.rdt = clone_nri$pkg$api$v1alpha1$LinuxRdt(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxContainer;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt, s: Sizes): number {
   let n = 0;
   { const v = m.closId; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -1825,6 +2034,15 @@ function create_nri$pkg$api$v1alpha1$LinuxRdt(init?: object | null): LinuxRdt {
   return m as unknown as LinuxRdt;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt): LinuxRdt {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxRdt", remove: m.remove };
+  { const v = m.closId; if (v !== undefined) o.closId = clone_nri$pkg$api$v1alpha1$OptionalString(v); }
+  { const v = m.schemata; if (v !== undefined) o.schemata = clone_nri$pkg$api$v1alpha1$OptionalRepeatedString(v); }
+  { const v = m.enableMonitoring; if (v !== undefined) o.enableMonitoring = clone_nri$pkg$api$v1alpha1$OptionalBool(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxRdt;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedString, s: Sizes): number {
   let n = 0;
   { const a = m.value; if (a !== undefined && a.length !== 0) {
@@ -1874,6 +2092,12 @@ function create_nri$pkg$api$v1alpha1$OptionalRepeatedString(init?: object | null
   let v: unknown;
   v = i.value; m.value = v != null ? v : [];
   return m as unknown as OptionalRepeatedString;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedString): OptionalRepeatedString {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalRepeatedString", value: m.value.slice() };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalRepeatedString;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler, s: Sizes): number {
@@ -1947,6 +2171,12 @@ function create_nri$pkg$api$v1alpha1$LinuxScheduler(init?: object | null): Linux
   return m as unknown as LinuxScheduler;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler): LinuxScheduler {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxScheduler", policy: m.policy, nice: m.nice, priority: m.priority, flags: m.flags.slice(), runtime: toBigint64(m.runtime), deadline: toBigint64(m.deadline), period: toBigint64(m.period) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxScheduler;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice, s: Sizes): number {
   let n = 0;
   { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
@@ -1988,6 +2218,12 @@ function create_nri$pkg$api$v1alpha1$LinuxNetDevice(init?: object | null): Linux
   let v: unknown;
   v = i.name; m.name = v != null ? v : "";
   return m as unknown as LinuxNetDevice;
+}
+
+function clone_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice): LinuxNetDevice {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxNetDevice", name: m.name };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxNetDevice;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp, s: Sizes): number {
@@ -2081,6 +2317,14 @@ function create_nri$pkg$api$v1alpha1$LinuxSeccomp(init?: object | null): LinuxSe
   return m as unknown as LinuxSeccomp;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp): LinuxSeccomp {
+  const a0 = m.syscalls; const l0: LinuxSyscall[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$LinuxSyscall(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxSeccomp", defaultAction: m.defaultAction, architectures: m.architectures.slice(), flags: m.flags.slice(), listenerPath: m.listenerPath, listenerMetadata: m.listenerMetadata, syscalls: l0 };
+  { const v = m.defaultErrno; if (v !== undefined) o.defaultErrno = clone_nri$pkg$api$v1alpha1$OptionalUInt32(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxSeccomp;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall, s: Sizes): number {
   let n = 0;
   { const a = m.names; if (a !== undefined && a.length !== 0) {
@@ -2152,6 +2396,14 @@ function create_nri$pkg$api$v1alpha1$LinuxSyscall(init?: object | null): LinuxSy
   return m as unknown as LinuxSyscall;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall): LinuxSyscall {
+  const a0 = m.args; const l0: LinuxSeccompArg[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$LinuxSeccompArg(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxSyscall", names: m.names.slice(), action: m.action, args: l0 };
+  { const v = m.errnoRet; if (v !== undefined) o.errnoRet = clone_nri$pkg$api$v1alpha1$OptionalUInt32(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxSyscall;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg, s: Sizes): number {
   let n = 0;
   { const v = m.index; if (v) { n += 1 + varint32Size(v); } }
@@ -2207,6 +2459,12 @@ function create_nri$pkg$api$v1alpha1$LinuxSeccompArg(init?: object | null): Linu
   return m as unknown as LinuxSeccompArg;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg): LinuxSeccompArg {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxSeccompArg", index: m.index, value: toBigint64(m.value), valueTwo: toBigint64(m.valueTwo), op: m.op };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxSeccompArg;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
@@ -2248,6 +2506,12 @@ function create_nri$pkg$api$v1alpha1$OptionalUInt32(init?: object | null): Optio
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0;
   return m as unknown as OptionalUInt32;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32): OptionalUInt32 {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalUInt32", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalUInt32;
 }
 
 function size_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile, s: Sizes): number {
@@ -2297,6 +2561,12 @@ function create_nri$pkg$api$v1alpha1$SecurityProfile(init?: object | null): Secu
   return m as unknown as SecurityProfile;
 }
 
+function clone_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile): SecurityProfile {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.SecurityProfile", profileType: m.profileType, localhostRef: m.localhostRef };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as SecurityProfile;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority, s: Sizes): number {
   let n = 0;
   { const v = m.class; if (v) { n += 1 + int32Size(v); } }
@@ -2344,6 +2614,12 @@ function create_nri$pkg$api$v1alpha1$LinuxIOPriority(init?: object | null): Linu
   return m as unknown as LinuxIOPriority;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority): LinuxIOPriority {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxIOPriority", class: m.class, priority: m.priority };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxIOPriority;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + int64Size(v); } }
@@ -2385,6 +2661,12 @@ function create_nri$pkg$api$v1alpha1$OptionalInt(init?: object | null): Optional
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0n;
   return m as unknown as OptionalInt;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt): OptionalInt {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalInt", value: toBigint64(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalInt;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice, s: Sizes): number {
@@ -2454,6 +2736,15 @@ function create_nri$pkg$api$v1alpha1$LinuxDevice(init?: object | null): LinuxDev
   return m as unknown as LinuxDevice;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice): LinuxDevice {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxDevice", path: m.path, type: m.type, major: toBigint64(m.major), minor: toBigint64(m.minor) };
+  { const v = m.fileMode; if (v !== undefined) o.fileMode = clone_nri$pkg$api$v1alpha1$OptionalFileMode(v); }
+  { const v = m.uid; if (v !== undefined) o.uid = clone_nri$pkg$api$v1alpha1$OptionalUInt32(v); }
+  { const v = m.gid; if (v !== undefined) o.gid = clone_nri$pkg$api$v1alpha1$OptionalUInt32(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxDevice;
+}
+
 function size_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
@@ -2495,6 +2786,12 @@ function create_nri$pkg$api$v1alpha1$OptionalFileMode(init?: object | null): Opt
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0;
   return m as unknown as OptionalFileMode;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode): OptionalFileMode {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalFileMode", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalFileMode;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace, s: Sizes): number {
@@ -2542,6 +2839,12 @@ function create_nri$pkg$api$v1alpha1$LinuxNamespace(init?: object | null): Linux
   v = i.type; m.type = v != null ? v : "";
   v = i.path; m.path = v != null ? v : "";
   return m as unknown as LinuxNamespace;
+}
+
+function clone_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace): LinuxNamespace {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxNamespace", type: m.type, path: m.path };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxNamespace;
 }
 
 function size_nri$pkg$api$v1alpha1$Hooks(m: Hooks, s: Sizes): number {
@@ -2655,6 +2958,18 @@ function create_nri$pkg$api$v1alpha1$Hooks(init?: object | null): Hooks {
   return m as unknown as Hooks;
 }
 
+function clone_nri$pkg$api$v1alpha1$Hooks(m: Hooks): Hooks {
+  const a0 = m.prestart; const l0: Hook[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$Hook(a0[i]!));
+  const a1 = m.createRuntime; const l1: Hook[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$Hook(a1[i]!));
+  const a2 = m.createContainer; const l2: Hook[] = []; for (let i = 0; i < a2.length; i++) l2.push(clone_nri$pkg$api$v1alpha1$Hook(a2[i]!));
+  const a3 = m.startContainer; const l3: Hook[] = []; for (let i = 0; i < a3.length; i++) l3.push(clone_nri$pkg$api$v1alpha1$Hook(a3[i]!));
+  const a4 = m.poststart; const l4: Hook[] = []; for (let i = 0; i < a4.length; i++) l4.push(clone_nri$pkg$api$v1alpha1$Hook(a4[i]!));
+  const a5 = m.poststop; const l5: Hook[] = []; for (let i = 0; i < a5.length; i++) l5.push(clone_nri$pkg$api$v1alpha1$Hook(a5[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Hooks", prestart: l0, createRuntime: l1, createContainer: l2, startContainer: l3, poststart: l4, poststop: l5 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Hooks;
+}
+
 function size_nri$pkg$api$v1alpha1$Hook(m: Hook, s: Sizes): number {
   let n = 0;
   { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
@@ -2726,6 +3041,13 @@ function create_nri$pkg$api$v1alpha1$Hook(init?: object | null): Hook {
   return m as unknown as Hook;
 }
 
+function clone_nri$pkg$api$v1alpha1$Hook(m: Hook): Hook {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Hook", path: m.path, args: m.args.slice(), env: m.env.slice() };
+  { const v = m.timeout; if (v !== undefined) o.timeout = clone_nri$pkg$api$v1alpha1$OptionalInt(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Hook;
+}
+
 function size_nri$pkg$api$v1alpha1$Mount(m: Mount, s: Sizes): number {
   let n = 0;
   { const v = m.destination; if (v) { n += 1 + stringSize(s, v); } }
@@ -2787,6 +3109,12 @@ function create_nri$pkg$api$v1alpha1$Mount(init?: object | null): Mount {
   v = i.source; m.source = v != null ? v : "";
   v = i.options; m.options = v != null ? v : [];
   return m as unknown as Mount;
+}
+
+function clone_nri$pkg$api$v1alpha1$Mount(m: Mount): Mount {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Mount", destination: m.destination, type: m.type, source: m.source, options: m.options.slice() };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Mount;
 }
 
 function size_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, s: Sizes): number {
@@ -2936,6 +3264,13 @@ function create_nri$pkg$api$v1alpha1$PodSandbox(init?: object | null): PodSandbo
   return m as unknown as PodSandbox;
 }
 
+function clone_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox): PodSandbox {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PodSandbox", id: m.id, name: m.name, uid: m.uid, namespace: m.namespace, labels: { ...m.labels }, annotations: { ...m.annotations }, runtimeHandler: m.runtimeHandler, pid: m.pid, ips: m.ips.slice() };
+  { const v = m.linux; if (v !== undefined) o.linux = clone_nri$pkg$api$v1alpha1$LinuxPodSandbox(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PodSandbox;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox, s: Sizes): number {
   let n = 0;
   { const v = m.podOverhead; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -3007,6 +3342,16 @@ function create_nri$pkg$api$v1alpha1$LinuxPodSandbox(init?: object | null): Linu
   return m as unknown as LinuxPodSandbox;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox): LinuxPodSandbox {
+  const a0 = m.namespaces; const l0: LinuxNamespace[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$LinuxNamespace(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxPodSandbox", cgroupParent: m.cgroupParent, cgroupsPath: m.cgroupsPath, namespaces: l0 };
+  { const v = m.podOverhead; if (v !== undefined) o.podOverhead = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  { const v = m.podResources; if (v !== undefined) o.podResources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  { const v = m.resources; if (v !== undefined) o.resources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxPodSandbox;
+}
+
 function size_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse, s: Sizes): number {
   let n = 0;
   { const a = m.update; if (a !== undefined && a.length !== 0) {
@@ -3062,6 +3407,13 @@ function create_nri$pkg$api$v1alpha1$SynchronizeResponse(init?: object | null): 
   return m as unknown as SynchronizeResponse;
 }
 
+function clone_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse): SynchronizeResponse {
+  const a0 = m.update; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.SynchronizeResponse", update: l0, more: m.more };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as SynchronizeResponse;
+}
+
 function size_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest, s: Sizes): number {
   let n = 0;
   { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -3105,6 +3457,13 @@ function create_nri$pkg$api$v1alpha1$RunPodSandboxRequest(init?: object | null):
   return m as unknown as RunPodSandboxRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest): RunPodSandboxRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RunPodSandboxRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RunPodSandboxRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -3141,6 +3500,12 @@ function create_nri$pkg$api$v1alpha1$RunPodSandboxResponse(init?: object | null)
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RunPodSandboxResponse" };
   return m as unknown as RunPodSandboxResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse): RunPodSandboxResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RunPodSandboxResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RunPodSandboxResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, s: Sizes): number {
@@ -3194,6 +3559,15 @@ function create_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(init?: object | nul
   return m as unknown as UpdatePodSandboxRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest): UpdatePodSandboxRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.overheadLinuxResources; if (v !== undefined) o.overheadLinuxResources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  { const v = m.linuxResources; if (v !== undefined) o.linuxResources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UpdatePodSandboxRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -3230,6 +3604,12 @@ function create_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(init?: object | nu
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxResponse" };
   return m as unknown as UpdatePodSandboxResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse): UpdatePodSandboxResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UpdatePodSandboxResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, s: Sizes): number {
@@ -3275,6 +3655,13 @@ function create_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(init?: object |
   return m as unknown as PostUpdatePodSandboxRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest): PostUpdatePodSandboxRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostUpdatePodSandboxRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -3311,6 +3698,12 @@ function create_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(init?: object 
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse" };
   return m as unknown as PostUpdatePodSandboxResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse): PostUpdatePodSandboxResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostUpdatePodSandboxResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest, s: Sizes): number {
@@ -3356,6 +3749,13 @@ function create_nri$pkg$api$v1alpha1$StopPodSandboxRequest(init?: object | null)
   return m as unknown as StopPodSandboxRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest): StopPodSandboxRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StopPodSandboxRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StopPodSandboxRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -3392,6 +3792,12 @@ function create_nri$pkg$api$v1alpha1$StopPodSandboxResponse(init?: object | null
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StopPodSandboxResponse" };
   return m as unknown as StopPodSandboxResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse): StopPodSandboxResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StopPodSandboxResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StopPodSandboxResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, s: Sizes): number {
@@ -3437,6 +3843,13 @@ function create_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(init?: object | nul
   return m as unknown as RemovePodSandboxRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest): RemovePodSandboxRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RemovePodSandboxRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -3473,6 +3886,12 @@ function create_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(init?: object | nu
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxResponse" };
   return m as unknown as RemovePodSandboxResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse): RemovePodSandboxResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RemovePodSandboxResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest, s: Sizes): number {
@@ -3520,6 +3939,14 @@ function create_nri$pkg$api$v1alpha1$CreateContainerRequest(init?: object | null
   v = i.pod; if (v != null) m.pod = initMessage(v, "nri.pkg.api.v1alpha1.PodSandbox", create_nri$pkg$api$v1alpha1$PodSandbox);
   v = i.container; if (v != null) m.container = initMessage(v, "nri.pkg.api.v1alpha1.Container", create_nri$pkg$api$v1alpha1$Container);
   return m as unknown as CreateContainerRequest;
+}
+
+function clone_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest): CreateContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.CreateContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as CreateContainerRequest;
 }
 
 function size_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse, s: Sizes): number {
@@ -3587,6 +4014,15 @@ function create_nri$pkg$api$v1alpha1$CreateContainerResponse(init?: object | nul
   v = i.update; m.update = Array.isArray(v) ? v.map((e: unknown) => initMessage(e, "nri.pkg.api.v1alpha1.ContainerUpdate", create_nri$pkg$api$v1alpha1$ContainerUpdate)) : v != null ? v : [];
   v = i.evict; m.evict = Array.isArray(v) ? v.map((e: unknown) => initMessage(e, "nri.pkg.api.v1alpha1.ContainerEviction", create_nri$pkg$api$v1alpha1$ContainerEviction)) : v != null ? v : [];
   return m as unknown as CreateContainerResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse): CreateContainerResponse {
+  const a0 = m.update; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const a1 = m.evict; const l1: ContainerEviction[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$ContainerEviction(a1[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.CreateContainerResponse", update: l0, evict: l1 };
+  { const v = m.adjust; if (v !== undefined) o.adjust = clone_nri$pkg$api$v1alpha1$ContainerAdjustment(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as CreateContainerResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, s: Sizes): number {
@@ -3728,6 +4164,18 @@ function create_nri$pkg$api$v1alpha1$ContainerAdjustment(init?: object | null): 
   v = i.CDIDevices; m.CDIDevices = Array.isArray(v) ? v.map((e: unknown) => initMessage(e, "nri.pkg.api.v1alpha1.CDIDevice", create_nri$pkg$api$v1alpha1$CDIDevice)) : v != null ? v : [];
   v = i.args; m.args = v != null ? v : [];
   return m as unknown as ContainerAdjustment;
+}
+
+function clone_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment): ContainerAdjustment {
+  const a0 = m.mounts; const l0: Mount[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$Mount(a0[i]!));
+  const a1 = m.env; const l1: KeyValue[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$KeyValue(a1[i]!));
+  const a2 = m.rlimits; const l2: POSIXRlimit[] = []; for (let i = 0; i < a2.length; i++) l2.push(clone_nri$pkg$api$v1alpha1$POSIXRlimit(a2[i]!));
+  const a3 = m.CDIDevices; const l3: CDIDevice[] = []; for (let i = 0; i < a3.length; i++) l3.push(clone_nri$pkg$api$v1alpha1$CDIDevice(a3[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ContainerAdjustment", annotations: { ...m.annotations }, mounts: l0, env: l1, rlimits: l2, CDIDevices: l3, args: m.args.slice() };
+  { const v = m.hooks; if (v !== undefined) o.hooks = clone_nri$pkg$api$v1alpha1$Hooks(v); }
+  { const v = m.linux; if (v !== undefined) o.linux = clone_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ContainerAdjustment;
 }
 
 function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdjustment, s: Sizes): number {
@@ -3898,6 +4346,22 @@ function create_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(init?: object | nu
   return m as unknown as LinuxContainerAdjustment;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdjustment): LinuxContainerAdjustment {
+  const a0 = m.devices; const l0: LinuxDevice[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$LinuxDevice(a0[i]!));
+  const a1 = m.namespaces; const l1: LinuxNamespace[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$LinuxNamespace(a1[i]!));
+  const r2 = m.netDevices as unknown as Record<string, LinuxNetDevice>; const o2: Record<string, LinuxNetDevice> = {}; for (const key of Object.keys(r2)) setOwn(o2, key, clone_nri$pkg$api$v1alpha1$LinuxNetDevice(r2[key]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxContainerAdjustment", devices: l0, cgroupsPath: m.cgroupsPath, namespaces: l1, sysctl: { ...m.sysctl }, netDevices: o2 };
+  { const v = m.resources; if (v !== undefined) o.resources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  { const v = m.oomScoreAdj; if (v !== undefined) o.oomScoreAdj = clone_nri$pkg$api$v1alpha1$OptionalInt(v); }
+  { const v = m.ioPriority; if (v !== undefined) o.ioPriority = clone_nri$pkg$api$v1alpha1$LinuxIOPriority(v); }
+  { const v = m.seccompPolicy; if (v !== undefined) o.seccompPolicy = clone_nri$pkg$api$v1alpha1$LinuxSeccomp(v); }
+  { const v = m.scheduler; if (v !== undefined) o.scheduler = clone_nri$pkg$api$v1alpha1$LinuxScheduler(v); }
+  { const v = m.rdt; if (v !== undefined) o.rdt = clone_nri$pkg$api$v1alpha1$LinuxRdt(v); }
+  { const v = m.memoryPolicy; if (v !== undefined) o.memoryPolicy = clone_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxContainerAdjustment;
+}
+
 function size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, s: Sizes): number {
   let n = 0;
   { const v = m.mode; if (v) { n += 1 + int32Size(v); } }
@@ -3953,6 +4417,12 @@ function create_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(init?: object | null): Li
   return m as unknown as LinuxMemoryPolicy;
 }
 
+function clone_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy): LinuxMemoryPolicy {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.LinuxMemoryPolicy", mode: m.mode, nodes: m.nodes, flags: m.flags.slice() };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as LinuxMemoryPolicy;
+}
+
 function size_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue, s: Sizes): number {
   let n = 0;
   { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
@@ -3998,6 +4468,12 @@ function create_nri$pkg$api$v1alpha1$KeyValue(init?: object | null): KeyValue {
   v = i.key; m.key = v != null ? v : "";
   v = i.value; m.value = v != null ? v : "";
   return m as unknown as KeyValue;
+}
+
+function clone_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue): KeyValue {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.KeyValue", key: m.key, value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as KeyValue;
 }
 
 function size_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest, s: Sizes): number {
@@ -4047,6 +4523,14 @@ function create_nri$pkg$api$v1alpha1$PostCreateContainerRequest(init?: object | 
   return m as unknown as PostCreateContainerRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest): PostCreateContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostCreateContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostCreateContainerRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -4083,6 +4567,12 @@ function create_nri$pkg$api$v1alpha1$PostCreateContainerResponse(init?: object |
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostCreateContainerResponse" };
   return m as unknown as PostCreateContainerResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse): PostCreateContainerResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostCreateContainerResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostCreateContainerResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest, s: Sizes): number {
@@ -4132,6 +4622,14 @@ function create_nri$pkg$api$v1alpha1$StartContainerRequest(init?: object | null)
   return m as unknown as StartContainerRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest): StartContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StartContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StartContainerRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -4168,6 +4666,12 @@ function create_nri$pkg$api$v1alpha1$StartContainerResponse(init?: object | null
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StartContainerResponse" };
   return m as unknown as StartContainerResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse): StartContainerResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StartContainerResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StartContainerResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest, s: Sizes): number {
@@ -4217,6 +4721,14 @@ function create_nri$pkg$api$v1alpha1$PostStartContainerRequest(init?: object | n
   return m as unknown as PostStartContainerRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest): PostStartContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostStartContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostStartContainerRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -4253,6 +4765,12 @@ function create_nri$pkg$api$v1alpha1$PostStartContainerResponse(init?: object | 
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostStartContainerResponse" };
   return m as unknown as PostStartContainerResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse): PostStartContainerResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostStartContainerResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostStartContainerResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest, s: Sizes): number {
@@ -4304,6 +4822,15 @@ function create_nri$pkg$api$v1alpha1$UpdateContainerRequest(init?: object | null
   v = i.container; if (v != null) m.container = initMessage(v, "nri.pkg.api.v1alpha1.Container", create_nri$pkg$api$v1alpha1$Container);
   v = i.linuxResources; if (v != null) m.linuxResources = initMessage(v, "nri.pkg.api.v1alpha1.LinuxResources", create_nri$pkg$api$v1alpha1$LinuxResources);
   return m as unknown as UpdateContainerRequest;
+}
+
+function clone_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest): UpdateContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdateContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  { const v = m.linuxResources; if (v !== undefined) o.linuxResources = clone_nri$pkg$api$v1alpha1$LinuxResources(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UpdateContainerRequest;
 }
 
 function size_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerResponse, s: Sizes): number {
@@ -4369,6 +4896,14 @@ function create_nri$pkg$api$v1alpha1$UpdateContainerResponse(init?: object | nul
   return m as unknown as UpdateContainerResponse;
 }
 
+function clone_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerResponse): UpdateContainerResponse {
+  const a0 = m.update; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const a1 = m.evict; const l1: ContainerEviction[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$ContainerEviction(a1[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.UpdateContainerResponse", update: l0, evict: l1 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UpdateContainerResponse;
+}
+
 function size_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, s: Sizes): number {
   let n = 0;
   { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -4416,6 +4951,14 @@ function create_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(init?: object | 
   return m as unknown as PostUpdateContainerRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest): PostUpdateContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostUpdateContainerRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -4452,6 +4995,12 @@ function create_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(init?: object |
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerResponse" };
   return m as unknown as PostUpdateContainerResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse): PostUpdateContainerResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PostUpdateContainerResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest, s: Sizes): number {
@@ -4499,6 +5048,14 @@ function create_nri$pkg$api$v1alpha1$StopContainerRequest(init?: object | null):
   v = i.pod; if (v != null) m.pod = initMessage(v, "nri.pkg.api.v1alpha1.PodSandbox", create_nri$pkg$api$v1alpha1$PodSandbox);
   v = i.container; if (v != null) m.container = initMessage(v, "nri.pkg.api.v1alpha1.Container", create_nri$pkg$api$v1alpha1$Container);
   return m as unknown as StopContainerRequest;
+}
+
+function clone_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest): StopContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StopContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StopContainerRequest;
 }
 
 function size_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerResponse, s: Sizes): number {
@@ -4552,6 +5109,13 @@ function create_nri$pkg$api$v1alpha1$StopContainerResponse(init?: object | null)
   return m as unknown as StopContainerResponse;
 }
 
+function clone_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerResponse): StopContainerResponse {
+  const a0 = m.update; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StopContainerResponse", update: l0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StopContainerResponse;
+}
+
 function size_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest, s: Sizes): number {
   let n = 0;
   { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -4599,6 +5163,14 @@ function create_nri$pkg$api$v1alpha1$RemoveContainerRequest(init?: object | null
   return m as unknown as RemoveContainerRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest): RemoveContainerRequest {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RemoveContainerRequest" };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RemoveContainerRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -4635,6 +5207,12 @@ function create_nri$pkg$api$v1alpha1$RemoveContainerResponse(init?: object | nul
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RemoveContainerResponse" };
   return m as unknown as RemoveContainerResponse;
+}
+
+function clone_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse): RemoveContainerResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.RemoveContainerResponse" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as RemoveContainerResponse;
 }
 
 function size_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent, s: Sizes): number {
@@ -4686,6 +5264,14 @@ function create_nri$pkg$api$v1alpha1$StateChangeEvent(init?: object | null): Sta
   v = i.pod; if (v != null) m.pod = initMessage(v, "nri.pkg.api.v1alpha1.PodSandbox", create_nri$pkg$api$v1alpha1$PodSandbox);
   v = i.container; if (v != null) m.container = initMessage(v, "nri.pkg.api.v1alpha1.Container", create_nri$pkg$api$v1alpha1$Container);
   return m as unknown as StateChangeEvent;
+}
+
+function clone_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent): StateChangeEvent {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.StateChangeEvent", event: m.event };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StateChangeEvent;
 }
 
 function size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, s: Sizes): number {
@@ -4767,6 +5353,18 @@ function create_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(init?: o
   return m as unknown as ValidateContainerAdjustmentRequest;
 }
 
+function clone_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest): ValidateContainerAdjustmentRequest {
+  const a0 = m.update; const l0: ContainerUpdate[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_nri$pkg$api$v1alpha1$ContainerUpdate(a0[i]!));
+  const a1 = m.plugins; const l1: PluginInstance[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_nri$pkg$api$v1alpha1$PluginInstance(a1[i]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest", update: l0, plugins: l1 };
+  { const v = m.pod; if (v !== undefined) o.pod = clone_nri$pkg$api$v1alpha1$PodSandbox(v); }
+  { const v = m.container; if (v !== undefined) o.container = clone_nri$pkg$api$v1alpha1$Container(v); }
+  { const v = m.adjust; if (v !== undefined) o.adjust = clone_nri$pkg$api$v1alpha1$ContainerAdjustment(v); }
+  { const v = m.owners; if (v !== undefined) o.owners = clone_nri$pkg$api$v1alpha1$OwningPlugins(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ValidateContainerAdjustmentRequest;
+}
+
 function size_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance, s: Sizes): number {
   let n = 0;
   { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
@@ -4812,6 +5410,12 @@ function create_nri$pkg$api$v1alpha1$PluginInstance(init?: object | null): Plugi
   v = i.name; m.name = v != null ? v : "";
   v = i.index; m.index = v != null ? v : "";
   return m as unknown as PluginInstance;
+}
+
+function clone_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance): PluginInstance {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.PluginInstance", name: m.name, index: m.index };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as PluginInstance;
 }
 
 function size_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins, s: Sizes): number {
@@ -4890,6 +5494,13 @@ function create_nri$pkg$api$v1alpha1$OwningPlugins(init?: object | null): Owning
     m.owners = o;
   } else m.owners = v != null ? v : {};
   return m as unknown as OwningPlugins;
+}
+
+function clone_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins): OwningPlugins {
+  const r0 = m.owners as unknown as Record<string, FieldOwners>; const o0: Record<string, FieldOwners> = {}; for (const key of Object.keys(r0)) setOwn(o0, key, clone_nri$pkg$api$v1alpha1$FieldOwners(r0[key]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OwningPlugins", owners: o0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OwningPlugins;
 }
 
 function size_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, s: Sizes): number {
@@ -5004,6 +5615,13 @@ function create_nri$pkg$api$v1alpha1$FieldOwners(init?: object | null): FieldOwn
   return m as unknown as FieldOwners;
 }
 
+function clone_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners): FieldOwners {
+  const r0 = m.compound as unknown as Record<string, CompoundFieldOwners>; const o0: Record<string, CompoundFieldOwners> = {}; for (const key of Object.keys(r0)) setOwn(o0, key, clone_nri$pkg$api$v1alpha1$CompoundFieldOwners(r0[key]!));
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.FieldOwners", simple: { ...m.simple }, compound: o0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as FieldOwners;
+}
+
 function size_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners, s: Sizes): number {
   let n = 0;
   { const r = m.owners as unknown as Record<string, string>; if (r !== undefined) {
@@ -5077,6 +5695,12 @@ function create_nri$pkg$api$v1alpha1$CompoundFieldOwners(init?: object | null): 
   return m as unknown as CompoundFieldOwners;
 }
 
+function clone_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners): CompoundFieldOwners {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.CompoundFieldOwners", owners: { ...m.owners } };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as CompoundFieldOwners;
+}
+
 function size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, s: Sizes): number {
   let n = 0;
   { const v = m.reject; if (v) { n += 1 + 1; } }
@@ -5124,6 +5748,12 @@ function create_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(init?: 
   return m as unknown as ValidateContainerAdjustmentResponse;
 }
 
+function clone_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse): ValidateContainerAdjustmentResponse {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse", reject: m.reject, reason: m.reason };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ValidateContainerAdjustmentResponse;
+}
+
 function size_nri$pkg$api$v1alpha1$Empty(m: Empty, s: Sizes): number {
   let n = 0;
   if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
@@ -5160,6 +5790,12 @@ function create_nri$pkg$api$v1alpha1$Empty(init?: object | null): Empty {
   const i = (init ?? {}) as Record<string, unknown>;
   const m: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Empty" };
   return m as unknown as Empty;
+}
+
+function clone_nri$pkg$api$v1alpha1$Empty(m: Empty): Empty {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.Empty" };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Empty;
 }
 
 function size_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32, s: Sizes): number {
@@ -5203,6 +5839,12 @@ function create_nri$pkg$api$v1alpha1$OptionalInt32(init?: object | null): Option
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0;
   return m as unknown as OptionalInt32;
+}
+
+function clone_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32): OptionalInt32 {
+  const o: Record<string, unknown> = { $typeName: "nri.pkg.api.v1alpha1.OptionalInt32", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as OptionalInt32;
 }
 
 /** Encodes a nri.pkg.api.v1alpha1.RegisterPluginRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
@@ -6410,90 +7052,90 @@ export function decodeOwningPlugins(bytes: Uint8Array): OwningPlugins {
 }
 
 registerMessages([
-  { typeName: "nri.pkg.api.v1alpha1.RegisterPluginRequest", encode: encodeRegisterPluginRequest, decode: decodeRegisterPluginRequest, create: create_nri$pkg$api$v1alpha1$RegisterPluginRequest, fields: () => [{ localName: "pluginName", name: "plugin_name", fieldKind: "scalar", scalar: 9 }, { localName: "pluginIdx", name: "plugin_idx", fieldKind: "scalar", scalar: 9 }, { localName: "NRIVersion", name: "NRI_version", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.UpdateContainersRequest", encode: encodeUpdateContainersRequest, decode: decodeUpdateContainersRequest, create: create_nri$pkg$api$v1alpha1$UpdateContainersRequest, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "evict", name: "evict", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerEviction" }] },
-  { typeName: "nri.pkg.api.v1alpha1.UpdateContainersResponse", encode: encodeUpdateContainersResponse, decode: decodeUpdateContainersResponse, create: create_nri$pkg$api$v1alpha1$UpdateContainersResponse, fields: () => [{ localName: "failed", name: "failed", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LogRequest", encode: encodeLogRequest, decode: decodeLogRequest, create: create_nri$pkg$api$v1alpha1$LogRequest, fields: () => [{ localName: "msg", name: "msg", fieldKind: "scalar", scalar: 9 }, { localName: "level", name: "level", fieldKind: "enum" }] },
-  { typeName: "nri.pkg.api.v1alpha1.ConfigureRequest", encode: encodeConfigureRequest, decode: decodeConfigureRequest, create: create_nri$pkg$api$v1alpha1$ConfigureRequest, fields: () => [{ localName: "config", name: "config", fieldKind: "scalar", scalar: 9 }, { localName: "runtimeName", name: "runtime_name", fieldKind: "scalar", scalar: 9 }, { localName: "runtimeVersion", name: "runtime_version", fieldKind: "scalar", scalar: 9 }, { localName: "registrationTimeout", name: "registration_timeout", fieldKind: "scalar", scalar: 3 }, { localName: "requestTimeout", name: "request_timeout", fieldKind: "scalar", scalar: 3 }, { localName: "NRIVersion", name: "NRI_version", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.ConfigureResponse", encode: encodeConfigureResponse, decode: decodeConfigureResponse, create: create_nri$pkg$api$v1alpha1$ConfigureResponse, fields: () => [{ localName: "events", name: "events", fieldKind: "scalar", scalar: 5 }, { localName: "failurePolicy", name: "failure_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.FailurePolicy" }] },
-  { typeName: "nri.pkg.api.v1alpha1.FailurePolicy", encode: encodeFailurePolicy, decode: decodeFailurePolicy, create: create_nri$pkg$api$v1alpha1$FailurePolicy, fields: () => [{ localName: "failRequest", name: "fail_request", fieldKind: "scalar", scalar: 8 }, { localName: "keepConnected", name: "keep_connected", fieldKind: "scalar", scalar: 8 }] },
-  { typeName: "nri.pkg.api.v1alpha1.SynchronizeRequest", encode: encodeSynchronizeRequest, decode: decodeSynchronizeRequest, create: create_nri$pkg$api$v1alpha1$SynchronizeRequest, fields: () => [{ localName: "pods", name: "pods", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "containers", name: "containers", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Container" }, { localName: "more", name: "more", fieldKind: "scalar", scalar: 8 }] },
-  { typeName: "nri.pkg.api.v1alpha1.SynchronizeResponse", encode: encodeSynchronizeResponse, decode: decodeSynchronizeResponse, create: create_nri$pkg$api$v1alpha1$SynchronizeResponse, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "more", name: "more", fieldKind: "scalar", scalar: 8 }] },
-  { typeName: "nri.pkg.api.v1alpha1.RunPodSandboxRequest", encode: encodeRunPodSandboxRequest, decode: decodeRunPodSandboxRequest, create: create_nri$pkg$api$v1alpha1$RunPodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
-  { typeName: "nri.pkg.api.v1alpha1.RunPodSandboxResponse", encode: encodeRunPodSandboxResponse, decode: decodeRunPodSandboxResponse, create: create_nri$pkg$api$v1alpha1$RunPodSandboxResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxRequest", encode: encodeUpdatePodSandboxRequest, decode: decodeUpdatePodSandboxRequest, create: create_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "overheadLinuxResources", name: "overhead_linux_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "linuxResources", name: "linux_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
-  { typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxResponse", encode: encodeUpdatePodSandboxResponse, decode: decodeUpdatePodSandboxResponse, create: create_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest", encode: encodePostUpdatePodSandboxRequest, decode: decodePostUpdatePodSandboxRequest, create: create_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse", encode: encodePostUpdatePodSandboxResponse, decode: decodePostUpdatePodSandboxResponse, create: create_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.StopPodSandboxRequest", encode: encodeStopPodSandboxRequest, decode: decodeStopPodSandboxRequest, create: create_nri$pkg$api$v1alpha1$StopPodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
-  { typeName: "nri.pkg.api.v1alpha1.StopPodSandboxResponse", encode: encodeStopPodSandboxResponse, decode: decodeStopPodSandboxResponse, create: create_nri$pkg$api$v1alpha1$StopPodSandboxResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxRequest", encode: encodeRemovePodSandboxRequest, decode: decodeRemovePodSandboxRequest, create: create_nri$pkg$api$v1alpha1$RemovePodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
-  { typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxResponse", encode: encodeRemovePodSandboxResponse, decode: decodeRemovePodSandboxResponse, create: create_nri$pkg$api$v1alpha1$RemovePodSandboxResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.CreateContainerRequest", encode: encodeCreateContainerRequest, decode: decodeCreateContainerRequest, create: create_nri$pkg$api$v1alpha1$CreateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.CreateContainerResponse", encode: encodeCreateContainerResponse, decode: decodeCreateContainerResponse, create: create_nri$pkg$api$v1alpha1$CreateContainerResponse, fields: () => [{ localName: "adjust", name: "adjust", fieldKind: "message", message: "nri.pkg.api.v1alpha1.ContainerAdjustment" }, { localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "evict", name: "evict", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerEviction" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PostCreateContainerRequest", encode: encodePostCreateContainerRequest, decode: decodePostCreateContainerRequest, create: create_nri$pkg$api$v1alpha1$PostCreateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PostCreateContainerResponse", encode: encodePostCreateContainerResponse, decode: decodePostCreateContainerResponse, create: create_nri$pkg$api$v1alpha1$PostCreateContainerResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.StartContainerRequest", encode: encodeStartContainerRequest, decode: decodeStartContainerRequest, create: create_nri$pkg$api$v1alpha1$StartContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.StartContainerResponse", encode: encodeStartContainerResponse, decode: decodeStartContainerResponse, create: create_nri$pkg$api$v1alpha1$StartContainerResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.PostStartContainerRequest", encode: encodePostStartContainerRequest, decode: decodePostStartContainerRequest, create: create_nri$pkg$api$v1alpha1$PostStartContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PostStartContainerResponse", encode: encodePostStartContainerResponse, decode: decodePostStartContainerResponse, create: create_nri$pkg$api$v1alpha1$PostStartContainerResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.UpdateContainerRequest", encode: encodeUpdateContainerRequest, decode: decodeUpdateContainerRequest, create: create_nri$pkg$api$v1alpha1$UpdateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }, { localName: "linuxResources", name: "linux_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
-  { typeName: "nri.pkg.api.v1alpha1.UpdateContainerResponse", encode: encodeUpdateContainerResponse, decode: decodeUpdateContainerResponse, create: create_nri$pkg$api$v1alpha1$UpdateContainerResponse, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "evict", name: "evict", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerEviction" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerRequest", encode: encodePostUpdateContainerRequest, decode: decodePostUpdateContainerRequest, create: create_nri$pkg$api$v1alpha1$PostUpdateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerResponse", encode: encodePostUpdateContainerResponse, decode: decodePostUpdateContainerResponse, create: create_nri$pkg$api$v1alpha1$PostUpdateContainerResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.StopContainerRequest", encode: encodeStopContainerRequest, decode: decodeStopContainerRequest, create: create_nri$pkg$api$v1alpha1$StopContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.StopContainerResponse", encode: encodeStopContainerResponse, decode: decodeStopContainerResponse, create: create_nri$pkg$api$v1alpha1$StopContainerResponse, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }] },
-  { typeName: "nri.pkg.api.v1alpha1.RemoveContainerRequest", encode: encodeRemoveContainerRequest, decode: decodeRemoveContainerRequest, create: create_nri$pkg$api$v1alpha1$RemoveContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.RemoveContainerResponse", encode: encodeRemoveContainerResponse, decode: decodeRemoveContainerResponse, create: create_nri$pkg$api$v1alpha1$RemoveContainerResponse, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.StateChangeEvent", encode: encodeStateChangeEvent, decode: decodeStateChangeEvent, create: create_nri$pkg$api$v1alpha1$StateChangeEvent, fields: () => [{ localName: "event", name: "event", fieldKind: "enum" }, { localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
-  { typeName: "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest", encode: encodeValidateContainerAdjustmentRequest, decode: decodeValidateContainerAdjustmentRequest, create: create_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }, { localName: "adjust", name: "adjust", fieldKind: "message", message: "nri.pkg.api.v1alpha1.ContainerAdjustment" }, { localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "owners", name: "owners", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OwningPlugins" }, { localName: "plugins", name: "plugins", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.PluginInstance" }] },
-  { typeName: "nri.pkg.api.v1alpha1.PluginInstance", encode: encodePluginInstance, decode: decodePluginInstance, create: create_nri$pkg$api$v1alpha1$PluginInstance, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "index", name: "index", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse", encode: encodeValidateContainerAdjustmentResponse, decode: decodeValidateContainerAdjustmentResponse, create: create_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse, fields: () => [{ localName: "reject", name: "reject", fieldKind: "scalar", scalar: 8 }, { localName: "reason", name: "reason", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.Empty", encode: encodeEmpty, decode: decodeEmpty, create: create_nri$pkg$api$v1alpha1$Empty, fields: () => [] },
-  { typeName: "nri.pkg.api.v1alpha1.PodSandbox", encode: encodePodSandbox, decode: decodePodSandbox, create: create_nri$pkg$api$v1alpha1$PodSandbox, fields: () => [{ localName: "id", name: "id", fieldKind: "scalar", scalar: 9 }, { localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "uid", name: "uid", fieldKind: "scalar", scalar: 9 }, { localName: "namespace", name: "namespace", fieldKind: "scalar", scalar: 9 }, { localName: "labels", name: "labels", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "annotations", name: "annotations", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "runtimeHandler", name: "runtime_handler", fieldKind: "scalar", scalar: 9 }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxPodSandbox" }, { localName: "pid", name: "pid", fieldKind: "scalar", scalar: 13 }, { localName: "ips", name: "ips", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxPodSandbox", encode: encodeLinuxPodSandbox, decode: decodeLinuxPodSandbox, create: create_nri$pkg$api$v1alpha1$LinuxPodSandbox, fields: () => [{ localName: "podOverhead", name: "pod_overhead", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "podResources", name: "pod_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "cgroupParent", name: "cgroup_parent", fieldKind: "scalar", scalar: 9 }, { localName: "cgroupsPath", name: "cgroups_path", fieldKind: "scalar", scalar: 9 }, { localName: "namespaces", name: "namespaces", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNamespace" }, { localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
-  { typeName: "nri.pkg.api.v1alpha1.Container", encode: encodeContainer, decode: decodeContainer, create: create_nri$pkg$api$v1alpha1$Container, fields: () => [{ localName: "id", name: "id", fieldKind: "scalar", scalar: 9 }, { localName: "podSandboxId", name: "pod_sandbox_id", fieldKind: "scalar", scalar: 9 }, { localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "state", name: "state", fieldKind: "enum" }, { localName: "labels", name: "labels", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "annotations", name: "annotations", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "args", name: "args", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "env", name: "env", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "mounts", name: "mounts", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Mount" }, { localName: "hooks", name: "hooks", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Hooks" }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxContainer" }, { localName: "pid", name: "pid", fieldKind: "scalar", scalar: 13 }, { localName: "rlimits", name: "rlimits", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.POSIXRlimit" }, { localName: "createdAt", name: "created_at", fieldKind: "scalar", scalar: 3 }, { localName: "startedAt", name: "started_at", fieldKind: "scalar", scalar: 3 }, { localName: "finishedAt", name: "finished_at", fieldKind: "scalar", scalar: 3 }, { localName: "exitCode", name: "exit_code", fieldKind: "scalar", scalar: 5 }, { localName: "statusReason", name: "status_reason", fieldKind: "scalar", scalar: 9 }, { localName: "statusMessage", name: "status_message", fieldKind: "scalar", scalar: 9 }, { localName: "CDIDevices", name: "CDI_devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.CDIDevice" }, { localName: "user", name: "user", fieldKind: "message", message: "nri.pkg.api.v1alpha1.User" }, { localName: "image", name: "image", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Image" }] },
-  { typeName: "nri.pkg.api.v1alpha1.Image", encode: encodeImage, decode: decodeImage, create: create_nri$pkg$api$v1alpha1$Image, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "digest", name: "digest", fieldKind: "scalar", scalar: 9 }, { localName: "configDigest", name: "config_digest", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.Mount", encode: encodeMount, decode: decodeMount, create: create_nri$pkg$api$v1alpha1$Mount, fields: () => [{ localName: "destination", name: "destination", fieldKind: "scalar", scalar: 9 }, { localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "source", name: "source", fieldKind: "scalar", scalar: 9 }, { localName: "options", name: "options", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.Hooks", encode: encodeHooks, decode: decodeHooks, create: create_nri$pkg$api$v1alpha1$Hooks, fields: () => [{ localName: "prestart", name: "prestart", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "createRuntime", name: "create_runtime", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "createContainer", name: "create_container", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "startContainer", name: "start_container", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "poststart", name: "poststart", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "poststop", name: "poststop", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }] },
-  { typeName: "nri.pkg.api.v1alpha1.Hook", encode: encodeHook, decode: decodeHook, create: create_nri$pkg$api$v1alpha1$Hook, fields: () => [{ localName: "path", name: "path", fieldKind: "scalar", scalar: 9 }, { localName: "args", name: "args", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "env", name: "env", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "timeout", name: "timeout", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxContainer", encode: encodeLinuxContainer, decode: decodeLinuxContainer, create: create_nri$pkg$api$v1alpha1$LinuxContainer, fields: () => [{ localName: "namespaces", name: "namespaces", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNamespace" }, { localName: "devices", name: "devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxDevice" }, { localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "oomScoreAdj", name: "oom_score_adj", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt" }, { localName: "cgroupsPath", name: "cgroups_path", fieldKind: "scalar", scalar: 9 }, { localName: "ioPriority", name: "io_priority", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxIOPriority" }, { localName: "seccompProfile", name: "seccomp_profile", fieldKind: "message", message: "nri.pkg.api.v1alpha1.SecurityProfile" }, { localName: "seccompPolicy", name: "seccomp_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSeccomp" }, { localName: "sysctl", name: "sysctl", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "netDevices", name: "net_devices", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNetDevice" }, { localName: "scheduler", name: "scheduler", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxScheduler" }, { localName: "rdt", name: "rdt", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxRdt" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxNamespace", encode: encodeLinuxNamespace, decode: decodeLinuxNamespace, create: create_nri$pkg$api$v1alpha1$LinuxNamespace, fields: () => [{ localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "path", name: "path", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxDevice", encode: encodeLinuxDevice, decode: decodeLinuxDevice, create: create_nri$pkg$api$v1alpha1$LinuxDevice, fields: () => [{ localName: "path", name: "path", fieldKind: "scalar", scalar: 9 }, { localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "major", name: "major", fieldKind: "scalar", scalar: 3 }, { localName: "minor", name: "minor", fieldKind: "scalar", scalar: 3 }, { localName: "fileMode", name: "file_mode", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalFileMode" }, { localName: "uid", name: "uid", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }, { localName: "gid", name: "gid", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxDeviceCgroup", encode: encodeLinuxDeviceCgroup, decode: decodeLinuxDeviceCgroup, create: create_nri$pkg$api$v1alpha1$LinuxDeviceCgroup, fields: () => [{ localName: "allow", name: "allow", fieldKind: "scalar", scalar: 8 }, { localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "major", name: "major", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "minor", name: "minor", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "access", name: "access", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.CDIDevice", encode: encodeCDIDevice, decode: decodeCDIDevice, create: create_nri$pkg$api$v1alpha1$CDIDevice, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.User", encode: encodeUser, decode: decodeUser, create: create_nri$pkg$api$v1alpha1$User, fields: () => [{ localName: "uid", name: "uid", fieldKind: "scalar", scalar: 13 }, { localName: "gid", name: "gid", fieldKind: "scalar", scalar: 13 }, { localName: "additionalGids", name: "additional_gids", fieldKind: "list", listKind: "scalar", scalar: 13 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxResources", encode: encodeLinuxResources, decode: decodeLinuxResources, create: create_nri$pkg$api$v1alpha1$LinuxResources, fields: () => [{ localName: "memory", name: "memory", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxMemory" }, { localName: "cpu", name: "cpu", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxCPU" }, { localName: "hugepageLimits", name: "hugepage_limits", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.HugepageLimit" }, { localName: "blockioClass", name: "blockio_class", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalString" }, { localName: "rdtClass", name: "rdt_class", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalString" }, { localName: "unified", name: "unified", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "devices", name: "devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxDeviceCgroup" }, { localName: "pids", name: "pids", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxPids" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxMemory", encode: encodeLinuxMemory, decode: decodeLinuxMemory, create: create_nri$pkg$api$v1alpha1$LinuxMemory, fields: () => [{ localName: "limit", name: "limit", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "reservation", name: "reservation", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "swap", name: "swap", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "kernel", name: "kernel", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "kernelTcp", name: "kernel_tcp", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "swappiness", name: "swappiness", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "disableOomKiller", name: "disable_oom_killer", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalBool" }, { localName: "useHierarchy", name: "use_hierarchy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalBool" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxCPU", encode: encodeLinuxCPU, decode: decodeLinuxCPU, create: create_nri$pkg$api$v1alpha1$LinuxCPU, fields: () => [{ localName: "shares", name: "shares", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "quota", name: "quota", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "period", name: "period", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "realtimeRuntime", name: "realtime_runtime", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "realtimePeriod", name: "realtime_period", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "cpus", name: "cpus", fieldKind: "scalar", scalar: 9 }, { localName: "mems", name: "mems", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.HugepageLimit", encode: encodeHugepageLimit, decode: decodeHugepageLimit, create: create_nri$pkg$api$v1alpha1$HugepageLimit, fields: () => [{ localName: "pageSize", name: "page_size", fieldKind: "scalar", scalar: 9 }, { localName: "limit", name: "limit", fieldKind: "scalar", scalar: 4 }] },
-  { typeName: "nri.pkg.api.v1alpha1.SecurityProfile", encode: encodeSecurityProfile, decode: decodeSecurityProfile, create: create_nri$pkg$api$v1alpha1$SecurityProfile, fields: () => [{ localName: "profileType", name: "profile_type", fieldKind: "enum" }, { localName: "localhostRef", name: "localhost_ref", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.POSIXRlimit", encode: encodePOSIXRlimit, decode: decodePOSIXRlimit, create: create_nri$pkg$api$v1alpha1$POSIXRlimit, fields: () => [{ localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "hard", name: "hard", fieldKind: "scalar", scalar: 4 }, { localName: "soft", name: "soft", fieldKind: "scalar", scalar: 4 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxPids", encode: encodeLinuxPids, decode: decodeLinuxPids, create: create_nri$pkg$api$v1alpha1$LinuxPids, fields: () => [{ localName: "limit", name: "limit", fieldKind: "scalar", scalar: 3 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxIOPriority", encode: encodeLinuxIOPriority, decode: decodeLinuxIOPriority, create: create_nri$pkg$api$v1alpha1$LinuxIOPriority, fields: () => [{ localName: "class", name: "class", fieldKind: "enum" }, { localName: "priority", name: "priority", fieldKind: "scalar", scalar: 5 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxNetDevice", encode: encodeLinuxNetDevice, decode: decodeLinuxNetDevice, create: create_nri$pkg$api$v1alpha1$LinuxNetDevice, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxScheduler", encode: encodeLinuxScheduler, decode: decodeLinuxScheduler, create: create_nri$pkg$api$v1alpha1$LinuxScheduler, fields: () => [{ localName: "policy", name: "policy", fieldKind: "enum" }, { localName: "nice", name: "nice", fieldKind: "scalar", scalar: 5 }, { localName: "priority", name: "priority", fieldKind: "scalar", scalar: 5 }, { localName: "flags", name: "flags", fieldKind: "list", listKind: "enum" }, { localName: "runtime", name: "runtime", fieldKind: "scalar", scalar: 4 }, { localName: "deadline", name: "deadline", fieldKind: "scalar", scalar: 4 }, { localName: "period", name: "period", fieldKind: "scalar", scalar: 4 }] },
-  { typeName: "nri.pkg.api.v1alpha1.ContainerAdjustment", encode: encodeContainerAdjustment, decode: decodeContainerAdjustment, create: create_nri$pkg$api$v1alpha1$ContainerAdjustment, fields: () => [{ localName: "annotations", name: "annotations", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "mounts", name: "mounts", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Mount" }, { localName: "env", name: "env", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.KeyValue" }, { localName: "hooks", name: "hooks", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Hooks" }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxContainerAdjustment" }, { localName: "rlimits", name: "rlimits", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.POSIXRlimit" }, { localName: "CDIDevices", name: "CDI_devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.CDIDevice" }, { localName: "args", name: "args", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxContainerAdjustment", encode: encodeLinuxContainerAdjustment, decode: decodeLinuxContainerAdjustment, create: create_nri$pkg$api$v1alpha1$LinuxContainerAdjustment, fields: () => [{ localName: "devices", name: "devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxDevice" }, { localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "cgroupsPath", name: "cgroups_path", fieldKind: "scalar", scalar: 9 }, { localName: "oomScoreAdj", name: "oom_score_adj", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt" }, { localName: "ioPriority", name: "io_priority", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxIOPriority" }, { localName: "seccompPolicy", name: "seccomp_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSeccomp" }, { localName: "namespaces", name: "namespaces", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNamespace" }, { localName: "sysctl", name: "sysctl", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "netDevices", name: "net_devices", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNetDevice" }, { localName: "scheduler", name: "scheduler", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxScheduler" }, { localName: "rdt", name: "rdt", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxRdt" }, { localName: "memoryPolicy", name: "memory_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxMemoryPolicy" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxSeccomp", encode: encodeLinuxSeccomp, decode: decodeLinuxSeccomp, create: create_nri$pkg$api$v1alpha1$LinuxSeccomp, fields: () => [{ localName: "defaultAction", name: "default_action", fieldKind: "scalar", scalar: 9 }, { localName: "defaultErrno", name: "default_errno", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }, { localName: "architectures", name: "architectures", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "flags", name: "flags", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "listenerPath", name: "listener_path", fieldKind: "scalar", scalar: 9 }, { localName: "listenerMetadata", name: "listener_metadata", fieldKind: "scalar", scalar: 9 }, { localName: "syscalls", name: "syscalls", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSyscall" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxSyscall", encode: encodeLinuxSyscall, decode: decodeLinuxSyscall, create: create_nri$pkg$api$v1alpha1$LinuxSyscall, fields: () => [{ localName: "names", name: "names", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "action", name: "action", fieldKind: "scalar", scalar: 9 }, { localName: "errnoRet", name: "errno_ret", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }, { localName: "args", name: "args", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSeccompArg" }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxSeccompArg", encode: encodeLinuxSeccompArg, decode: decodeLinuxSeccompArg, create: create_nri$pkg$api$v1alpha1$LinuxSeccompArg, fields: () => [{ localName: "index", name: "index", fieldKind: "scalar", scalar: 13 }, { localName: "value", name: "value", fieldKind: "scalar", scalar: 4 }, { localName: "valueTwo", name: "value_two", fieldKind: "scalar", scalar: 4 }, { localName: "op", name: "op", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxMemoryPolicy", encode: encodeLinuxMemoryPolicy, decode: decodeLinuxMemoryPolicy, create: create_nri$pkg$api$v1alpha1$LinuxMemoryPolicy, fields: () => [{ localName: "mode", name: "mode", fieldKind: "enum" }, { localName: "nodes", name: "nodes", fieldKind: "scalar", scalar: 9 }, { localName: "flags", name: "flags", fieldKind: "list", listKind: "enum" }] },
-  { typeName: "nri.pkg.api.v1alpha1.ContainerUpdate", encode: encodeContainerUpdate, decode: decodeContainerUpdate, create: create_nri$pkg$api$v1alpha1$ContainerUpdate, fields: () => [{ localName: "containerId", name: "container_id", fieldKind: "scalar", scalar: 9 }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxContainerUpdate" }, { localName: "ignoreFailure", name: "ignore_failure", fieldKind: "scalar", scalar: 8 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxContainerUpdate", encode: encodeLinuxContainerUpdate, decode: decodeLinuxContainerUpdate, create: create_nri$pkg$api$v1alpha1$LinuxContainerUpdate, fields: () => [{ localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
-  { typeName: "nri.pkg.api.v1alpha1.ContainerEviction", encode: encodeContainerEviction, decode: decodeContainerEviction, create: create_nri$pkg$api$v1alpha1$ContainerEviction, fields: () => [{ localName: "containerId", name: "container_id", fieldKind: "scalar", scalar: 9 }, { localName: "reason", name: "reason", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.LinuxRdt", encode: encodeLinuxRdt, decode: decodeLinuxRdt, create: create_nri$pkg$api$v1alpha1$LinuxRdt, fields: () => [{ localName: "closId", name: "clos_id", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalString" }, { localName: "schemata", name: "schemata", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalRepeatedString" }, { localName: "enableMonitoring", name: "enable_monitoring", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalBool" }, { localName: "remove", name: "remove", fieldKind: "scalar", scalar: 8 }] },
-  { typeName: "nri.pkg.api.v1alpha1.KeyValue", encode: encodeKeyValue, decode: decodeKeyValue, create: create_nri$pkg$api$v1alpha1$KeyValue, fields: () => [{ localName: "key", name: "key", fieldKind: "scalar", scalar: 9 }, { localName: "value", name: "value", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalString", encode: encodeOptionalString, decode: decodeOptionalString, create: create_nri$pkg$api$v1alpha1$OptionalString, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalRepeatedString", encode: encodeOptionalRepeatedString, decode: decodeOptionalRepeatedString, create: create_nri$pkg$api$v1alpha1$OptionalRepeatedString, fields: () => [{ localName: "value", name: "value", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalInt", encode: encodeOptionalInt, decode: decodeOptionalInt, create: create_nri$pkg$api$v1alpha1$OptionalInt, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 3 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalInt32", encode: encodeOptionalInt32, decode: decodeOptionalInt32, create: create_nri$pkg$api$v1alpha1$OptionalInt32, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 5 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalUInt32", encode: encodeOptionalUInt32, decode: decodeOptionalUInt32, create: create_nri$pkg$api$v1alpha1$OptionalUInt32, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 13 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalInt64", encode: encodeOptionalInt64, decode: decodeOptionalInt64, create: create_nri$pkg$api$v1alpha1$OptionalInt64, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 3 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalUInt64", encode: encodeOptionalUInt64, decode: decodeOptionalUInt64, create: create_nri$pkg$api$v1alpha1$OptionalUInt64, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 4 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalBool", encode: encodeOptionalBool, decode: decodeOptionalBool, create: create_nri$pkg$api$v1alpha1$OptionalBool, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 8 }] },
-  { typeName: "nri.pkg.api.v1alpha1.OptionalFileMode", encode: encodeOptionalFileMode, decode: decodeOptionalFileMode, create: create_nri$pkg$api$v1alpha1$OptionalFileMode, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 13 }] },
-  { typeName: "nri.pkg.api.v1alpha1.CompoundFieldOwners", encode: encodeCompoundFieldOwners, decode: decodeCompoundFieldOwners, create: create_nri$pkg$api$v1alpha1$CompoundFieldOwners, fields: () => [{ localName: "owners", name: "owners", fieldKind: "map", mapKind: "scalar", scalar: 9 }] },
-  { typeName: "nri.pkg.api.v1alpha1.FieldOwners", encode: encodeFieldOwners, decode: decodeFieldOwners, create: create_nri$pkg$api$v1alpha1$FieldOwners, fields: () => [{ localName: "simple", name: "simple", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "compound", name: "compound", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.CompoundFieldOwners" }] },
-  { typeName: "nri.pkg.api.v1alpha1.OwningPlugins", encode: encodeOwningPlugins, decode: decodeOwningPlugins, create: create_nri$pkg$api$v1alpha1$OwningPlugins, fields: () => [{ localName: "owners", name: "owners", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.FieldOwners" }] },
+  { typeName: "nri.pkg.api.v1alpha1.RegisterPluginRequest", encode: encodeRegisterPluginRequest, decode: decodeRegisterPluginRequest, create: create_nri$pkg$api$v1alpha1$RegisterPluginRequest, clone: clone_nri$pkg$api$v1alpha1$RegisterPluginRequest, fields: () => [{ localName: "pluginName", name: "plugin_name", fieldKind: "scalar", scalar: 9 }, { localName: "pluginIdx", name: "plugin_idx", fieldKind: "scalar", scalar: 9 }, { localName: "NRIVersion", name: "NRI_version", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.UpdateContainersRequest", encode: encodeUpdateContainersRequest, decode: decodeUpdateContainersRequest, create: create_nri$pkg$api$v1alpha1$UpdateContainersRequest, clone: clone_nri$pkg$api$v1alpha1$UpdateContainersRequest, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "evict", name: "evict", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerEviction" }] },
+  { typeName: "nri.pkg.api.v1alpha1.UpdateContainersResponse", encode: encodeUpdateContainersResponse, decode: decodeUpdateContainersResponse, create: create_nri$pkg$api$v1alpha1$UpdateContainersResponse, clone: clone_nri$pkg$api$v1alpha1$UpdateContainersResponse, fields: () => [{ localName: "failed", name: "failed", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LogRequest", encode: encodeLogRequest, decode: decodeLogRequest, create: create_nri$pkg$api$v1alpha1$LogRequest, clone: clone_nri$pkg$api$v1alpha1$LogRequest, fields: () => [{ localName: "msg", name: "msg", fieldKind: "scalar", scalar: 9 }, { localName: "level", name: "level", fieldKind: "enum" }] },
+  { typeName: "nri.pkg.api.v1alpha1.ConfigureRequest", encode: encodeConfigureRequest, decode: decodeConfigureRequest, create: create_nri$pkg$api$v1alpha1$ConfigureRequest, clone: clone_nri$pkg$api$v1alpha1$ConfigureRequest, fields: () => [{ localName: "config", name: "config", fieldKind: "scalar", scalar: 9 }, { localName: "runtimeName", name: "runtime_name", fieldKind: "scalar", scalar: 9 }, { localName: "runtimeVersion", name: "runtime_version", fieldKind: "scalar", scalar: 9 }, { localName: "registrationTimeout", name: "registration_timeout", fieldKind: "scalar", scalar: 3 }, { localName: "requestTimeout", name: "request_timeout", fieldKind: "scalar", scalar: 3 }, { localName: "NRIVersion", name: "NRI_version", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.ConfigureResponse", encode: encodeConfigureResponse, decode: decodeConfigureResponse, create: create_nri$pkg$api$v1alpha1$ConfigureResponse, clone: clone_nri$pkg$api$v1alpha1$ConfigureResponse, fields: () => [{ localName: "events", name: "events", fieldKind: "scalar", scalar: 5 }, { localName: "failurePolicy", name: "failure_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.FailurePolicy" }] },
+  { typeName: "nri.pkg.api.v1alpha1.FailurePolicy", encode: encodeFailurePolicy, decode: decodeFailurePolicy, create: create_nri$pkg$api$v1alpha1$FailurePolicy, clone: clone_nri$pkg$api$v1alpha1$FailurePolicy, fields: () => [{ localName: "failRequest", name: "fail_request", fieldKind: "scalar", scalar: 8 }, { localName: "keepConnected", name: "keep_connected", fieldKind: "scalar", scalar: 8 }] },
+  { typeName: "nri.pkg.api.v1alpha1.SynchronizeRequest", encode: encodeSynchronizeRequest, decode: decodeSynchronizeRequest, create: create_nri$pkg$api$v1alpha1$SynchronizeRequest, clone: clone_nri$pkg$api$v1alpha1$SynchronizeRequest, fields: () => [{ localName: "pods", name: "pods", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "containers", name: "containers", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Container" }, { localName: "more", name: "more", fieldKind: "scalar", scalar: 8 }] },
+  { typeName: "nri.pkg.api.v1alpha1.SynchronizeResponse", encode: encodeSynchronizeResponse, decode: decodeSynchronizeResponse, create: create_nri$pkg$api$v1alpha1$SynchronizeResponse, clone: clone_nri$pkg$api$v1alpha1$SynchronizeResponse, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "more", name: "more", fieldKind: "scalar", scalar: 8 }] },
+  { typeName: "nri.pkg.api.v1alpha1.RunPodSandboxRequest", encode: encodeRunPodSandboxRequest, decode: decodeRunPodSandboxRequest, create: create_nri$pkg$api$v1alpha1$RunPodSandboxRequest, clone: clone_nri$pkg$api$v1alpha1$RunPodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
+  { typeName: "nri.pkg.api.v1alpha1.RunPodSandboxResponse", encode: encodeRunPodSandboxResponse, decode: decodeRunPodSandboxResponse, create: create_nri$pkg$api$v1alpha1$RunPodSandboxResponse, clone: clone_nri$pkg$api$v1alpha1$RunPodSandboxResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxRequest", encode: encodeUpdatePodSandboxRequest, decode: decodeUpdatePodSandboxRequest, create: create_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest, clone: clone_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "overheadLinuxResources", name: "overhead_linux_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "linuxResources", name: "linux_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
+  { typeName: "nri.pkg.api.v1alpha1.UpdatePodSandboxResponse", encode: encodeUpdatePodSandboxResponse, decode: decodeUpdatePodSandboxResponse, create: create_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse, clone: clone_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest", encode: encodePostUpdatePodSandboxRequest, decode: decodePostUpdatePodSandboxRequest, create: create_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest, clone: clone_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse", encode: encodePostUpdatePodSandboxResponse, decode: decodePostUpdatePodSandboxResponse, create: create_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse, clone: clone_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.StopPodSandboxRequest", encode: encodeStopPodSandboxRequest, decode: decodeStopPodSandboxRequest, create: create_nri$pkg$api$v1alpha1$StopPodSandboxRequest, clone: clone_nri$pkg$api$v1alpha1$StopPodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
+  { typeName: "nri.pkg.api.v1alpha1.StopPodSandboxResponse", encode: encodeStopPodSandboxResponse, decode: decodeStopPodSandboxResponse, create: create_nri$pkg$api$v1alpha1$StopPodSandboxResponse, clone: clone_nri$pkg$api$v1alpha1$StopPodSandboxResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxRequest", encode: encodeRemovePodSandboxRequest, decode: decodeRemovePodSandboxRequest, create: create_nri$pkg$api$v1alpha1$RemovePodSandboxRequest, clone: clone_nri$pkg$api$v1alpha1$RemovePodSandboxRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }] },
+  { typeName: "nri.pkg.api.v1alpha1.RemovePodSandboxResponse", encode: encodeRemovePodSandboxResponse, decode: decodeRemovePodSandboxResponse, create: create_nri$pkg$api$v1alpha1$RemovePodSandboxResponse, clone: clone_nri$pkg$api$v1alpha1$RemovePodSandboxResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.CreateContainerRequest", encode: encodeCreateContainerRequest, decode: decodeCreateContainerRequest, create: create_nri$pkg$api$v1alpha1$CreateContainerRequest, clone: clone_nri$pkg$api$v1alpha1$CreateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.CreateContainerResponse", encode: encodeCreateContainerResponse, decode: decodeCreateContainerResponse, create: create_nri$pkg$api$v1alpha1$CreateContainerResponse, clone: clone_nri$pkg$api$v1alpha1$CreateContainerResponse, fields: () => [{ localName: "adjust", name: "adjust", fieldKind: "message", message: "nri.pkg.api.v1alpha1.ContainerAdjustment" }, { localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "evict", name: "evict", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerEviction" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PostCreateContainerRequest", encode: encodePostCreateContainerRequest, decode: decodePostCreateContainerRequest, create: create_nri$pkg$api$v1alpha1$PostCreateContainerRequest, clone: clone_nri$pkg$api$v1alpha1$PostCreateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PostCreateContainerResponse", encode: encodePostCreateContainerResponse, decode: decodePostCreateContainerResponse, create: create_nri$pkg$api$v1alpha1$PostCreateContainerResponse, clone: clone_nri$pkg$api$v1alpha1$PostCreateContainerResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.StartContainerRequest", encode: encodeStartContainerRequest, decode: decodeStartContainerRequest, create: create_nri$pkg$api$v1alpha1$StartContainerRequest, clone: clone_nri$pkg$api$v1alpha1$StartContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.StartContainerResponse", encode: encodeStartContainerResponse, decode: decodeStartContainerResponse, create: create_nri$pkg$api$v1alpha1$StartContainerResponse, clone: clone_nri$pkg$api$v1alpha1$StartContainerResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.PostStartContainerRequest", encode: encodePostStartContainerRequest, decode: decodePostStartContainerRequest, create: create_nri$pkg$api$v1alpha1$PostStartContainerRequest, clone: clone_nri$pkg$api$v1alpha1$PostStartContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PostStartContainerResponse", encode: encodePostStartContainerResponse, decode: decodePostStartContainerResponse, create: create_nri$pkg$api$v1alpha1$PostStartContainerResponse, clone: clone_nri$pkg$api$v1alpha1$PostStartContainerResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.UpdateContainerRequest", encode: encodeUpdateContainerRequest, decode: decodeUpdateContainerRequest, create: create_nri$pkg$api$v1alpha1$UpdateContainerRequest, clone: clone_nri$pkg$api$v1alpha1$UpdateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }, { localName: "linuxResources", name: "linux_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
+  { typeName: "nri.pkg.api.v1alpha1.UpdateContainerResponse", encode: encodeUpdateContainerResponse, decode: decodeUpdateContainerResponse, create: create_nri$pkg$api$v1alpha1$UpdateContainerResponse, clone: clone_nri$pkg$api$v1alpha1$UpdateContainerResponse, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "evict", name: "evict", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerEviction" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerRequest", encode: encodePostUpdateContainerRequest, decode: decodePostUpdateContainerRequest, create: create_nri$pkg$api$v1alpha1$PostUpdateContainerRequest, clone: clone_nri$pkg$api$v1alpha1$PostUpdateContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PostUpdateContainerResponse", encode: encodePostUpdateContainerResponse, decode: decodePostUpdateContainerResponse, create: create_nri$pkg$api$v1alpha1$PostUpdateContainerResponse, clone: clone_nri$pkg$api$v1alpha1$PostUpdateContainerResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.StopContainerRequest", encode: encodeStopContainerRequest, decode: decodeStopContainerRequest, create: create_nri$pkg$api$v1alpha1$StopContainerRequest, clone: clone_nri$pkg$api$v1alpha1$StopContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.StopContainerResponse", encode: encodeStopContainerResponse, decode: decodeStopContainerResponse, create: create_nri$pkg$api$v1alpha1$StopContainerResponse, clone: clone_nri$pkg$api$v1alpha1$StopContainerResponse, fields: () => [{ localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }] },
+  { typeName: "nri.pkg.api.v1alpha1.RemoveContainerRequest", encode: encodeRemoveContainerRequest, decode: decodeRemoveContainerRequest, create: create_nri$pkg$api$v1alpha1$RemoveContainerRequest, clone: clone_nri$pkg$api$v1alpha1$RemoveContainerRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.RemoveContainerResponse", encode: encodeRemoveContainerResponse, decode: decodeRemoveContainerResponse, create: create_nri$pkg$api$v1alpha1$RemoveContainerResponse, clone: clone_nri$pkg$api$v1alpha1$RemoveContainerResponse, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.StateChangeEvent", encode: encodeStateChangeEvent, decode: decodeStateChangeEvent, create: create_nri$pkg$api$v1alpha1$StateChangeEvent, clone: clone_nri$pkg$api$v1alpha1$StateChangeEvent, fields: () => [{ localName: "event", name: "event", fieldKind: "enum" }, { localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }] },
+  { typeName: "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest", encode: encodeValidateContainerAdjustmentRequest, decode: decodeValidateContainerAdjustmentRequest, create: create_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest, clone: clone_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest, fields: () => [{ localName: "pod", name: "pod", fieldKind: "message", message: "nri.pkg.api.v1alpha1.PodSandbox" }, { localName: "container", name: "container", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Container" }, { localName: "adjust", name: "adjust", fieldKind: "message", message: "nri.pkg.api.v1alpha1.ContainerAdjustment" }, { localName: "update", name: "update", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.ContainerUpdate" }, { localName: "owners", name: "owners", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OwningPlugins" }, { localName: "plugins", name: "plugins", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.PluginInstance" }] },
+  { typeName: "nri.pkg.api.v1alpha1.PluginInstance", encode: encodePluginInstance, decode: decodePluginInstance, create: create_nri$pkg$api$v1alpha1$PluginInstance, clone: clone_nri$pkg$api$v1alpha1$PluginInstance, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "index", name: "index", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse", encode: encodeValidateContainerAdjustmentResponse, decode: decodeValidateContainerAdjustmentResponse, create: create_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse, clone: clone_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse, fields: () => [{ localName: "reject", name: "reject", fieldKind: "scalar", scalar: 8 }, { localName: "reason", name: "reason", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.Empty", encode: encodeEmpty, decode: decodeEmpty, create: create_nri$pkg$api$v1alpha1$Empty, clone: clone_nri$pkg$api$v1alpha1$Empty, fields: () => [] },
+  { typeName: "nri.pkg.api.v1alpha1.PodSandbox", encode: encodePodSandbox, decode: decodePodSandbox, create: create_nri$pkg$api$v1alpha1$PodSandbox, clone: clone_nri$pkg$api$v1alpha1$PodSandbox, fields: () => [{ localName: "id", name: "id", fieldKind: "scalar", scalar: 9 }, { localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "uid", name: "uid", fieldKind: "scalar", scalar: 9 }, { localName: "namespace", name: "namespace", fieldKind: "scalar", scalar: 9 }, { localName: "labels", name: "labels", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "annotations", name: "annotations", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "runtimeHandler", name: "runtime_handler", fieldKind: "scalar", scalar: 9 }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxPodSandbox" }, { localName: "pid", name: "pid", fieldKind: "scalar", scalar: 13 }, { localName: "ips", name: "ips", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxPodSandbox", encode: encodeLinuxPodSandbox, decode: decodeLinuxPodSandbox, create: create_nri$pkg$api$v1alpha1$LinuxPodSandbox, clone: clone_nri$pkg$api$v1alpha1$LinuxPodSandbox, fields: () => [{ localName: "podOverhead", name: "pod_overhead", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "podResources", name: "pod_resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "cgroupParent", name: "cgroup_parent", fieldKind: "scalar", scalar: 9 }, { localName: "cgroupsPath", name: "cgroups_path", fieldKind: "scalar", scalar: 9 }, { localName: "namespaces", name: "namespaces", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNamespace" }, { localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
+  { typeName: "nri.pkg.api.v1alpha1.Container", encode: encodeContainer, decode: decodeContainer, create: create_nri$pkg$api$v1alpha1$Container, clone: clone_nri$pkg$api$v1alpha1$Container, fields: () => [{ localName: "id", name: "id", fieldKind: "scalar", scalar: 9 }, { localName: "podSandboxId", name: "pod_sandbox_id", fieldKind: "scalar", scalar: 9 }, { localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "state", name: "state", fieldKind: "enum" }, { localName: "labels", name: "labels", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "annotations", name: "annotations", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "args", name: "args", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "env", name: "env", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "mounts", name: "mounts", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Mount" }, { localName: "hooks", name: "hooks", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Hooks" }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxContainer" }, { localName: "pid", name: "pid", fieldKind: "scalar", scalar: 13 }, { localName: "rlimits", name: "rlimits", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.POSIXRlimit" }, { localName: "createdAt", name: "created_at", fieldKind: "scalar", scalar: 3 }, { localName: "startedAt", name: "started_at", fieldKind: "scalar", scalar: 3 }, { localName: "finishedAt", name: "finished_at", fieldKind: "scalar", scalar: 3 }, { localName: "exitCode", name: "exit_code", fieldKind: "scalar", scalar: 5 }, { localName: "statusReason", name: "status_reason", fieldKind: "scalar", scalar: 9 }, { localName: "statusMessage", name: "status_message", fieldKind: "scalar", scalar: 9 }, { localName: "CDIDevices", name: "CDI_devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.CDIDevice" }, { localName: "user", name: "user", fieldKind: "message", message: "nri.pkg.api.v1alpha1.User" }, { localName: "image", name: "image", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Image" }] },
+  { typeName: "nri.pkg.api.v1alpha1.Image", encode: encodeImage, decode: decodeImage, create: create_nri$pkg$api$v1alpha1$Image, clone: clone_nri$pkg$api$v1alpha1$Image, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }, { localName: "digest", name: "digest", fieldKind: "scalar", scalar: 9 }, { localName: "configDigest", name: "config_digest", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.Mount", encode: encodeMount, decode: decodeMount, create: create_nri$pkg$api$v1alpha1$Mount, clone: clone_nri$pkg$api$v1alpha1$Mount, fields: () => [{ localName: "destination", name: "destination", fieldKind: "scalar", scalar: 9 }, { localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "source", name: "source", fieldKind: "scalar", scalar: 9 }, { localName: "options", name: "options", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.Hooks", encode: encodeHooks, decode: decodeHooks, create: create_nri$pkg$api$v1alpha1$Hooks, clone: clone_nri$pkg$api$v1alpha1$Hooks, fields: () => [{ localName: "prestart", name: "prestart", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "createRuntime", name: "create_runtime", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "createContainer", name: "create_container", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "startContainer", name: "start_container", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "poststart", name: "poststart", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }, { localName: "poststop", name: "poststop", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Hook" }] },
+  { typeName: "nri.pkg.api.v1alpha1.Hook", encode: encodeHook, decode: decodeHook, create: create_nri$pkg$api$v1alpha1$Hook, clone: clone_nri$pkg$api$v1alpha1$Hook, fields: () => [{ localName: "path", name: "path", fieldKind: "scalar", scalar: 9 }, { localName: "args", name: "args", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "env", name: "env", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "timeout", name: "timeout", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxContainer", encode: encodeLinuxContainer, decode: decodeLinuxContainer, create: create_nri$pkg$api$v1alpha1$LinuxContainer, clone: clone_nri$pkg$api$v1alpha1$LinuxContainer, fields: () => [{ localName: "namespaces", name: "namespaces", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNamespace" }, { localName: "devices", name: "devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxDevice" }, { localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "oomScoreAdj", name: "oom_score_adj", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt" }, { localName: "cgroupsPath", name: "cgroups_path", fieldKind: "scalar", scalar: 9 }, { localName: "ioPriority", name: "io_priority", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxIOPriority" }, { localName: "seccompProfile", name: "seccomp_profile", fieldKind: "message", message: "nri.pkg.api.v1alpha1.SecurityProfile" }, { localName: "seccompPolicy", name: "seccomp_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSeccomp" }, { localName: "sysctl", name: "sysctl", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "netDevices", name: "net_devices", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNetDevice" }, { localName: "scheduler", name: "scheduler", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxScheduler" }, { localName: "rdt", name: "rdt", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxRdt" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxNamespace", encode: encodeLinuxNamespace, decode: decodeLinuxNamespace, create: create_nri$pkg$api$v1alpha1$LinuxNamespace, clone: clone_nri$pkg$api$v1alpha1$LinuxNamespace, fields: () => [{ localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "path", name: "path", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxDevice", encode: encodeLinuxDevice, decode: decodeLinuxDevice, create: create_nri$pkg$api$v1alpha1$LinuxDevice, clone: clone_nri$pkg$api$v1alpha1$LinuxDevice, fields: () => [{ localName: "path", name: "path", fieldKind: "scalar", scalar: 9 }, { localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "major", name: "major", fieldKind: "scalar", scalar: 3 }, { localName: "minor", name: "minor", fieldKind: "scalar", scalar: 3 }, { localName: "fileMode", name: "file_mode", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalFileMode" }, { localName: "uid", name: "uid", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }, { localName: "gid", name: "gid", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxDeviceCgroup", encode: encodeLinuxDeviceCgroup, decode: decodeLinuxDeviceCgroup, create: create_nri$pkg$api$v1alpha1$LinuxDeviceCgroup, clone: clone_nri$pkg$api$v1alpha1$LinuxDeviceCgroup, fields: () => [{ localName: "allow", name: "allow", fieldKind: "scalar", scalar: 8 }, { localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "major", name: "major", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "minor", name: "minor", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "access", name: "access", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.CDIDevice", encode: encodeCDIDevice, decode: decodeCDIDevice, create: create_nri$pkg$api$v1alpha1$CDIDevice, clone: clone_nri$pkg$api$v1alpha1$CDIDevice, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.User", encode: encodeUser, decode: decodeUser, create: create_nri$pkg$api$v1alpha1$User, clone: clone_nri$pkg$api$v1alpha1$User, fields: () => [{ localName: "uid", name: "uid", fieldKind: "scalar", scalar: 13 }, { localName: "gid", name: "gid", fieldKind: "scalar", scalar: 13 }, { localName: "additionalGids", name: "additional_gids", fieldKind: "list", listKind: "scalar", scalar: 13 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxResources", encode: encodeLinuxResources, decode: decodeLinuxResources, create: create_nri$pkg$api$v1alpha1$LinuxResources, clone: clone_nri$pkg$api$v1alpha1$LinuxResources, fields: () => [{ localName: "memory", name: "memory", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxMemory" }, { localName: "cpu", name: "cpu", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxCPU" }, { localName: "hugepageLimits", name: "hugepage_limits", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.HugepageLimit" }, { localName: "blockioClass", name: "blockio_class", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalString" }, { localName: "rdtClass", name: "rdt_class", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalString" }, { localName: "unified", name: "unified", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "devices", name: "devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxDeviceCgroup" }, { localName: "pids", name: "pids", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxPids" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxMemory", encode: encodeLinuxMemory, decode: decodeLinuxMemory, create: create_nri$pkg$api$v1alpha1$LinuxMemory, clone: clone_nri$pkg$api$v1alpha1$LinuxMemory, fields: () => [{ localName: "limit", name: "limit", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "reservation", name: "reservation", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "swap", name: "swap", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "kernel", name: "kernel", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "kernelTcp", name: "kernel_tcp", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "swappiness", name: "swappiness", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "disableOomKiller", name: "disable_oom_killer", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalBool" }, { localName: "useHierarchy", name: "use_hierarchy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalBool" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxCPU", encode: encodeLinuxCPU, decode: decodeLinuxCPU, create: create_nri$pkg$api$v1alpha1$LinuxCPU, clone: clone_nri$pkg$api$v1alpha1$LinuxCPU, fields: () => [{ localName: "shares", name: "shares", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "quota", name: "quota", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "period", name: "period", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "realtimeRuntime", name: "realtime_runtime", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt64" }, { localName: "realtimePeriod", name: "realtime_period", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt64" }, { localName: "cpus", name: "cpus", fieldKind: "scalar", scalar: 9 }, { localName: "mems", name: "mems", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.HugepageLimit", encode: encodeHugepageLimit, decode: decodeHugepageLimit, create: create_nri$pkg$api$v1alpha1$HugepageLimit, clone: clone_nri$pkg$api$v1alpha1$HugepageLimit, fields: () => [{ localName: "pageSize", name: "page_size", fieldKind: "scalar", scalar: 9 }, { localName: "limit", name: "limit", fieldKind: "scalar", scalar: 4 }] },
+  { typeName: "nri.pkg.api.v1alpha1.SecurityProfile", encode: encodeSecurityProfile, decode: decodeSecurityProfile, create: create_nri$pkg$api$v1alpha1$SecurityProfile, clone: clone_nri$pkg$api$v1alpha1$SecurityProfile, fields: () => [{ localName: "profileType", name: "profile_type", fieldKind: "enum" }, { localName: "localhostRef", name: "localhost_ref", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.POSIXRlimit", encode: encodePOSIXRlimit, decode: decodePOSIXRlimit, create: create_nri$pkg$api$v1alpha1$POSIXRlimit, clone: clone_nri$pkg$api$v1alpha1$POSIXRlimit, fields: () => [{ localName: "type", name: "type", fieldKind: "scalar", scalar: 9 }, { localName: "hard", name: "hard", fieldKind: "scalar", scalar: 4 }, { localName: "soft", name: "soft", fieldKind: "scalar", scalar: 4 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxPids", encode: encodeLinuxPids, decode: decodeLinuxPids, create: create_nri$pkg$api$v1alpha1$LinuxPids, clone: clone_nri$pkg$api$v1alpha1$LinuxPids, fields: () => [{ localName: "limit", name: "limit", fieldKind: "scalar", scalar: 3 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxIOPriority", encode: encodeLinuxIOPriority, decode: decodeLinuxIOPriority, create: create_nri$pkg$api$v1alpha1$LinuxIOPriority, clone: clone_nri$pkg$api$v1alpha1$LinuxIOPriority, fields: () => [{ localName: "class", name: "class", fieldKind: "enum" }, { localName: "priority", name: "priority", fieldKind: "scalar", scalar: 5 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxNetDevice", encode: encodeLinuxNetDevice, decode: decodeLinuxNetDevice, create: create_nri$pkg$api$v1alpha1$LinuxNetDevice, clone: clone_nri$pkg$api$v1alpha1$LinuxNetDevice, fields: () => [{ localName: "name", name: "name", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxScheduler", encode: encodeLinuxScheduler, decode: decodeLinuxScheduler, create: create_nri$pkg$api$v1alpha1$LinuxScheduler, clone: clone_nri$pkg$api$v1alpha1$LinuxScheduler, fields: () => [{ localName: "policy", name: "policy", fieldKind: "enum" }, { localName: "nice", name: "nice", fieldKind: "scalar", scalar: 5 }, { localName: "priority", name: "priority", fieldKind: "scalar", scalar: 5 }, { localName: "flags", name: "flags", fieldKind: "list", listKind: "enum" }, { localName: "runtime", name: "runtime", fieldKind: "scalar", scalar: 4 }, { localName: "deadline", name: "deadline", fieldKind: "scalar", scalar: 4 }, { localName: "period", name: "period", fieldKind: "scalar", scalar: 4 }] },
+  { typeName: "nri.pkg.api.v1alpha1.ContainerAdjustment", encode: encodeContainerAdjustment, decode: decodeContainerAdjustment, create: create_nri$pkg$api$v1alpha1$ContainerAdjustment, clone: clone_nri$pkg$api$v1alpha1$ContainerAdjustment, fields: () => [{ localName: "annotations", name: "annotations", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "mounts", name: "mounts", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.Mount" }, { localName: "env", name: "env", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.KeyValue" }, { localName: "hooks", name: "hooks", fieldKind: "message", message: "nri.pkg.api.v1alpha1.Hooks" }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxContainerAdjustment" }, { localName: "rlimits", name: "rlimits", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.POSIXRlimit" }, { localName: "CDIDevices", name: "CDI_devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.CDIDevice" }, { localName: "args", name: "args", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxContainerAdjustment", encode: encodeLinuxContainerAdjustment, decode: decodeLinuxContainerAdjustment, create: create_nri$pkg$api$v1alpha1$LinuxContainerAdjustment, clone: clone_nri$pkg$api$v1alpha1$LinuxContainerAdjustment, fields: () => [{ localName: "devices", name: "devices", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxDevice" }, { localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }, { localName: "cgroupsPath", name: "cgroups_path", fieldKind: "scalar", scalar: 9 }, { localName: "oomScoreAdj", name: "oom_score_adj", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalInt" }, { localName: "ioPriority", name: "io_priority", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxIOPriority" }, { localName: "seccompPolicy", name: "seccomp_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSeccomp" }, { localName: "namespaces", name: "namespaces", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNamespace" }, { localName: "sysctl", name: "sysctl", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "netDevices", name: "net_devices", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.LinuxNetDevice" }, { localName: "scheduler", name: "scheduler", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxScheduler" }, { localName: "rdt", name: "rdt", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxRdt" }, { localName: "memoryPolicy", name: "memory_policy", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxMemoryPolicy" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxSeccomp", encode: encodeLinuxSeccomp, decode: decodeLinuxSeccomp, create: create_nri$pkg$api$v1alpha1$LinuxSeccomp, clone: clone_nri$pkg$api$v1alpha1$LinuxSeccomp, fields: () => [{ localName: "defaultAction", name: "default_action", fieldKind: "scalar", scalar: 9 }, { localName: "defaultErrno", name: "default_errno", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }, { localName: "architectures", name: "architectures", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "flags", name: "flags", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "listenerPath", name: "listener_path", fieldKind: "scalar", scalar: 9 }, { localName: "listenerMetadata", name: "listener_metadata", fieldKind: "scalar", scalar: 9 }, { localName: "syscalls", name: "syscalls", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSyscall" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxSyscall", encode: encodeLinuxSyscall, decode: decodeLinuxSyscall, create: create_nri$pkg$api$v1alpha1$LinuxSyscall, clone: clone_nri$pkg$api$v1alpha1$LinuxSyscall, fields: () => [{ localName: "names", name: "names", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "action", name: "action", fieldKind: "scalar", scalar: 9 }, { localName: "errnoRet", name: "errno_ret", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalUInt32" }, { localName: "args", name: "args", fieldKind: "list", listKind: "message", message: "nri.pkg.api.v1alpha1.LinuxSeccompArg" }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxSeccompArg", encode: encodeLinuxSeccompArg, decode: decodeLinuxSeccompArg, create: create_nri$pkg$api$v1alpha1$LinuxSeccompArg, clone: clone_nri$pkg$api$v1alpha1$LinuxSeccompArg, fields: () => [{ localName: "index", name: "index", fieldKind: "scalar", scalar: 13 }, { localName: "value", name: "value", fieldKind: "scalar", scalar: 4 }, { localName: "valueTwo", name: "value_two", fieldKind: "scalar", scalar: 4 }, { localName: "op", name: "op", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxMemoryPolicy", encode: encodeLinuxMemoryPolicy, decode: decodeLinuxMemoryPolicy, create: create_nri$pkg$api$v1alpha1$LinuxMemoryPolicy, clone: clone_nri$pkg$api$v1alpha1$LinuxMemoryPolicy, fields: () => [{ localName: "mode", name: "mode", fieldKind: "enum" }, { localName: "nodes", name: "nodes", fieldKind: "scalar", scalar: 9 }, { localName: "flags", name: "flags", fieldKind: "list", listKind: "enum" }] },
+  { typeName: "nri.pkg.api.v1alpha1.ContainerUpdate", encode: encodeContainerUpdate, decode: decodeContainerUpdate, create: create_nri$pkg$api$v1alpha1$ContainerUpdate, clone: clone_nri$pkg$api$v1alpha1$ContainerUpdate, fields: () => [{ localName: "containerId", name: "container_id", fieldKind: "scalar", scalar: 9 }, { localName: "linux", name: "linux", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxContainerUpdate" }, { localName: "ignoreFailure", name: "ignore_failure", fieldKind: "scalar", scalar: 8 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxContainerUpdate", encode: encodeLinuxContainerUpdate, decode: decodeLinuxContainerUpdate, create: create_nri$pkg$api$v1alpha1$LinuxContainerUpdate, clone: clone_nri$pkg$api$v1alpha1$LinuxContainerUpdate, fields: () => [{ localName: "resources", name: "resources", fieldKind: "message", message: "nri.pkg.api.v1alpha1.LinuxResources" }] },
+  { typeName: "nri.pkg.api.v1alpha1.ContainerEviction", encode: encodeContainerEviction, decode: decodeContainerEviction, create: create_nri$pkg$api$v1alpha1$ContainerEviction, clone: clone_nri$pkg$api$v1alpha1$ContainerEviction, fields: () => [{ localName: "containerId", name: "container_id", fieldKind: "scalar", scalar: 9 }, { localName: "reason", name: "reason", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.LinuxRdt", encode: encodeLinuxRdt, decode: decodeLinuxRdt, create: create_nri$pkg$api$v1alpha1$LinuxRdt, clone: clone_nri$pkg$api$v1alpha1$LinuxRdt, fields: () => [{ localName: "closId", name: "clos_id", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalString" }, { localName: "schemata", name: "schemata", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalRepeatedString" }, { localName: "enableMonitoring", name: "enable_monitoring", fieldKind: "message", message: "nri.pkg.api.v1alpha1.OptionalBool" }, { localName: "remove", name: "remove", fieldKind: "scalar", scalar: 8 }] },
+  { typeName: "nri.pkg.api.v1alpha1.KeyValue", encode: encodeKeyValue, decode: decodeKeyValue, create: create_nri$pkg$api$v1alpha1$KeyValue, clone: clone_nri$pkg$api$v1alpha1$KeyValue, fields: () => [{ localName: "key", name: "key", fieldKind: "scalar", scalar: 9 }, { localName: "value", name: "value", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalString", encode: encodeOptionalString, decode: decodeOptionalString, create: create_nri$pkg$api$v1alpha1$OptionalString, clone: clone_nri$pkg$api$v1alpha1$OptionalString, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalRepeatedString", encode: encodeOptionalRepeatedString, decode: decodeOptionalRepeatedString, create: create_nri$pkg$api$v1alpha1$OptionalRepeatedString, clone: clone_nri$pkg$api$v1alpha1$OptionalRepeatedString, fields: () => [{ localName: "value", name: "value", fieldKind: "list", listKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalInt", encode: encodeOptionalInt, decode: decodeOptionalInt, create: create_nri$pkg$api$v1alpha1$OptionalInt, clone: clone_nri$pkg$api$v1alpha1$OptionalInt, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 3 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalInt32", encode: encodeOptionalInt32, decode: decodeOptionalInt32, create: create_nri$pkg$api$v1alpha1$OptionalInt32, clone: clone_nri$pkg$api$v1alpha1$OptionalInt32, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 5 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalUInt32", encode: encodeOptionalUInt32, decode: decodeOptionalUInt32, create: create_nri$pkg$api$v1alpha1$OptionalUInt32, clone: clone_nri$pkg$api$v1alpha1$OptionalUInt32, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 13 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalInt64", encode: encodeOptionalInt64, decode: decodeOptionalInt64, create: create_nri$pkg$api$v1alpha1$OptionalInt64, clone: clone_nri$pkg$api$v1alpha1$OptionalInt64, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 3 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalUInt64", encode: encodeOptionalUInt64, decode: decodeOptionalUInt64, create: create_nri$pkg$api$v1alpha1$OptionalUInt64, clone: clone_nri$pkg$api$v1alpha1$OptionalUInt64, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 4 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalBool", encode: encodeOptionalBool, decode: decodeOptionalBool, create: create_nri$pkg$api$v1alpha1$OptionalBool, clone: clone_nri$pkg$api$v1alpha1$OptionalBool, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 8 }] },
+  { typeName: "nri.pkg.api.v1alpha1.OptionalFileMode", encode: encodeOptionalFileMode, decode: decodeOptionalFileMode, create: create_nri$pkg$api$v1alpha1$OptionalFileMode, clone: clone_nri$pkg$api$v1alpha1$OptionalFileMode, fields: () => [{ localName: "value", name: "value", fieldKind: "scalar", scalar: 13 }] },
+  { typeName: "nri.pkg.api.v1alpha1.CompoundFieldOwners", encode: encodeCompoundFieldOwners, decode: decodeCompoundFieldOwners, create: create_nri$pkg$api$v1alpha1$CompoundFieldOwners, clone: clone_nri$pkg$api$v1alpha1$CompoundFieldOwners, fields: () => [{ localName: "owners", name: "owners", fieldKind: "map", mapKind: "scalar", scalar: 9 }] },
+  { typeName: "nri.pkg.api.v1alpha1.FieldOwners", encode: encodeFieldOwners, decode: decodeFieldOwners, create: create_nri$pkg$api$v1alpha1$FieldOwners, clone: clone_nri$pkg$api$v1alpha1$FieldOwners, fields: () => [{ localName: "simple", name: "simple", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "compound", name: "compound", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.CompoundFieldOwners" }] },
+  { typeName: "nri.pkg.api.v1alpha1.OwningPlugins", encode: encodeOwningPlugins, decode: decodeOwningPlugins, create: create_nri$pkg$api$v1alpha1$OwningPlugins, clone: clone_nri$pkg$api$v1alpha1$OwningPlugins, fields: () => [{ localName: "owners", name: "owners", fieldKind: "map", mapKind: "message", message: "nri.pkg.api.v1alpha1.FieldOwners" }] },
 ]);

@@ -1,5 +1,6 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import { type GeneratedFile, type Printable, type Schema, createEcmaScriptPlugin } from "@bufbuild/protoplugin";
+import { emitClone } from "./cloner.js";
 import { emitCreate, fieldsLiteral } from "./creator.js";
 import { emitDecoder } from "./decoder.js";
 import { emitEncoder } from "./encoder.js";
@@ -63,9 +64,9 @@ function generateTs(schema: Schema<Options>): void {
     const print = (text: string): void => f.print(...resolve(f, text, schema.options.wireImport, messages));
     const notes = plan.skipped.map(({ message, reason }) => `\n * ${message.typeName} is left to the reflective codec: ${reason}.`).join("");
     print(
-      `/*\n * Binary codecs for the messages of ${file.proto.name}: the bytes protobuf-es toBinary writes,\n * strict decoding into the same message shapes, and create() without descriptors. Importing\n * this module registers them by type name.${notes}\n */\n`,
+      `/*\n * Binary codecs for the messages of ${file.proto.name}: the bytes protobuf-es toBinary writes,\n * strict decoding into the same message shapes, and create() and clone() without descriptors.\n * Importing this module registers them by type name.${notes}\n */\n`,
     );
-    for (const m of plan.reached) print(emitEncoder(m) + emitDecoder(m) + emitCreate(m));
+    for (const m of plan.reached) print(emitEncoder(m) + emitDecoder(m) + emitCreate(m) + emitClone(m));
     for (const m of plan.exported) {
       const name = f.importShape(m).name;
       const id = idOf(m);
@@ -92,7 +93,7 @@ function generateTs(schema: Schema<Options>): void {
     for (const m of plan.exported) {
       const name = f.importShape(m).name;
       const id = idOf(m);
-      print(`  { typeName: "${m.typeName}", encode: encode${name}, decode: decode${name}, create: create_${id}, fields: () => ${fieldsLiteral(m)} },`);
+      print(`  { typeName: "${m.typeName}", encode: encode${name}, decode: decode${name}, create: create_${id}, clone: clone_${id}, fields: () => ${fieldsLiteral(m)} },`);
     }
     print("]);");
   }

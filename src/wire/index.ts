@@ -5,5 +5,6 @@
  * runtime part alone, which never loads @bufbuild/protobuf).
  */
 export { type MessageCodec, codecFor, encodeInit, fromBinary, registerCodec, toBinary } from "./codec.js";
+export { clone } from "./clone.js";
 export { create } from "./create.js";
 export * from "./runtime.js";

@@ -21,8 +21,8 @@ export interface FieldInfo {
 }
 
 /**
- * What protoc-gen-nri-wire generates for one message: the codec, `create()` semantics and a field
- * table, all without the message's descriptor. Registered by type name when its module loads.
+ * What protoc-gen-nri-wire generates for one message: the codec, `create()` and `clone()`
+ * semantics and a field table, all without the message's descriptor. Registered by type name when its module loads.
  */
 export interface GeneratedMessage<T extends Message = Message> {
   readonly typeName: string;
@@ -32,6 +32,8 @@ export interface GeneratedMessage<T extends Message = Message> {
   readonly decode: (bytes: Uint8Array) => T;
   /** What protobuf-es `create(schema, init)` returns for an init object (not a message). */
   readonly create: (init?: object | null) => T;
+  /** What protobuf-es `clone(schema, message)` returns: a deep copy sharing nothing mutable. */
+  readonly clone: (message: never) => T;
   /** The fields, built on each call (callers keep what they need). */
   readonly fields: () => readonly FieldInfo[];
 }

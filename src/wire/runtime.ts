@@ -3,6 +3,7 @@
  * DecodeError class, the registry of generated messages and lazy schemas. Nothing here loads
  * @bufbuild/protobuf, so a program using only generated codecs never decodes a descriptor.
  */
+export { copyUnknown, toBigint64, toString64 } from "./copy.js";
 export { DecodeError, decodeFailure } from "./errors.js";
 export { type FieldInfo, type GeneratedMessage, generatedMessage, initBytes, initMessage, isMessageOf, registerMessages } from "./registry.js";
 export { lazySchemas, provideSchemas, realSchema } from "./lazy.js";

@@ -6,14 +6,14 @@
 /* eslint-disable */
 
 import type { Status, StatusSchema } from "./status_pb.js";
-import { allocate, bytesSize, decodeFailure, initBytes, initMessage, int32Size, Reader, registerMessages, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../../src/wire/runtime.js";
+import { allocate, bytesSize, copyUnknown, decodeFailure, initBytes, initMessage, int32Size, Reader, registerMessages, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../../src/wire/runtime.js";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
  * Binary codecs for the messages of google/rpc/status.proto: the bytes protobuf-es toBinary writes,
- * strict decoding into the same message shapes, and create() without descriptors. Importing
- * this module registers them by type name.
+ * strict decoding into the same message shapes, and create() and clone() without descriptors.
+ * Importing this module registers them by type name.
  */
 
 function size_google$rpc$Status(m: Status, s: Sizes): number {
@@ -75,6 +75,13 @@ function create_google$rpc$Status(init?: object | null): Status {
   return m as unknown as Status;
 }
 
+function clone_google$rpc$Status(m: Status): Status {
+  const a0 = m.details; const l0: Any[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_google$protobuf$Any(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "google.rpc.Status", code: m.code, message: m.message, details: l0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Status;
+}
+
 function size_google$protobuf$Any(m: Any, s: Sizes): number {
   let n = 0;
   { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
@@ -122,6 +129,12 @@ function create_google$protobuf$Any(init?: object | null): Any {
   return m as unknown as Any;
 }
 
+function clone_google$protobuf$Any(m: Any): Any {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Any", typeUrl: m.typeUrl, value: new Uint8Array(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Any;
+}
+
 /** Encodes a google.rpc.Status (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStatus(message: MessageInitShape<typeof StatusSchema>): Uint8Array {
   const m = message as Status;
@@ -137,5 +150,5 @@ export function decodeStatus(bytes: Uint8Array): Status {
 }
 
 registerMessages([
-  { typeName: "google.rpc.Status", encode: encodeStatus, decode: decodeStatus, create: create_google$rpc$Status, fields: () => [{ localName: "code", name: "code", fieldKind: "scalar", scalar: 5 }, { localName: "message", name: "message", fieldKind: "scalar", scalar: 9 }, { localName: "details", name: "details", fieldKind: "list", listKind: "message", message: "google.protobuf.Any" }] },
+  { typeName: "google.rpc.Status", encode: encodeStatus, decode: decodeStatus, create: create_google$rpc$Status, clone: clone_google$rpc$Status, fields: () => [{ localName: "code", name: "code", fieldKind: "scalar", scalar: 5 }, { localName: "message", name: "message", fieldKind: "scalar", scalar: 9 }, { localName: "details", name: "details", fieldKind: "list", listKind: "message", message: "google.protobuf.Any" }] },
 ]);

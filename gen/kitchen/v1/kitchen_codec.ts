@@ -7,14 +7,14 @@
 /* eslint-disable */
 
 import type { Choices, ChoicesSchema, Maps, MapsSchema, Optionals, OptionalsSchema, Repeated, RepeatedSchema, Scalars, ScalarsSchema, Tree, Tree_Leaf, Tree_LeafSchema, TreeSchema, WellKnown, WellKnownSchema } from "./kitchen_pb.js";
-import { allocate, bytesSize, decodeFailure, initBytes, initMessage, int32Size, int64Size, Reader, registerMessages, setOwn, sint64Size, sizes, Sizes, stringSize, unknownSize, varint32Size, writeDouble, writeFixed32, writeFixed64, writeFloat, writeInt32, writeInt64, writeLengthBytes, writeSint64, writeString, writeUnknown, writeVarint32, zigzag32 } from "../../../src/wire/runtime.js";
+import { allocate, bytesSize, copyUnknown, decodeFailure, initBytes, initMessage, int32Size, int64Size, Reader, registerMessages, setOwn, sint64Size, sizes, Sizes, stringSize, toBigint64, toString64, unknownSize, varint32Size, writeDouble, writeFixed32, writeFixed64, writeFloat, writeInt32, writeInt64, writeLengthBytes, writeSint64, writeString, writeUnknown, writeVarint32, zigzag32 } from "../../../src/wire/runtime.js";
 import type { Any, BoolValue, BytesValue, DoubleValue, Duration, FloatValue, Int32Value, Int64Value, ListValue, StringValue, Struct, Timestamp, UInt32Value, Value } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
  * Binary codecs for the messages of kitchen/v1/kitchen.proto: the bytes protobuf-es toBinary writes,
- * strict decoding into the same message shapes, and create() without descriptors. Importing
- * this module registers them by type name.
+ * strict decoding into the same message shapes, and create() and clone() without descriptors.
+ * Importing this module registers them by type name.
  * kitchen.v1.WithStruct is left to the reflective codec: fields holds Struct as JSON.
  */
 
@@ -137,6 +137,12 @@ function create_kitchen$v1$Scalars(init?: object | null): Scalars {
   return m as unknown as Scalars;
 }
 
+function clone_kitchen$v1$Scalars(m: Scalars): Scalars {
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Scalars", fDouble: m.fDouble, fFloat: m.fFloat, fInt32: m.fInt32, fInt64: toBigint64(m.fInt64), fUint32: m.fUint32, fUint64: toBigint64(m.fUint64), fSint32: m.fSint32, fSint64: toBigint64(m.fSint64), fFixed32: m.fFixed32, fFixed64: toBigint64(m.fFixed64), fSfixed32: m.fSfixed32, fSfixed64: toBigint64(m.fSfixed64), fBool: m.fBool, fString: m.fString, fBytes: new Uint8Array(m.fBytes), fEnum: m.fEnum, fInt64Str: toString64(m.fInt64Str), fUint64Str: toString64(m.fUint64Str), fFixed64Str: toString64(m.fFixed64Str), fSint64Str: toString64(m.fSint64Str) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Scalars;
+}
+
 function size_kitchen$v1$Optionals(m: Optionals, s: Sizes): number {
   let n = 0;
   { const v = m.oDouble; if (v != null) { n += 1 + 8; } }
@@ -242,6 +248,29 @@ function create_kitchen$v1$Optionals(init?: object | null): Optionals {
   v = i.oEnum; if (v != null) m.oEnum = v;
   v = i.oMessage; if (v != null) m.oMessage = initMessage(v, "kitchen.v1.Scalars", create_kitchen$v1$Scalars);
   return m as unknown as Optionals;
+}
+
+function clone_kitchen$v1$Optionals(m: Optionals): Optionals {
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Optionals" };
+  { const v = m.oDouble; if (v !== undefined) o.oDouble = v; }
+  { const v = m.oFloat; if (v !== undefined) o.oFloat = v; }
+  { const v = m.oInt32; if (v !== undefined) o.oInt32 = v; }
+  { const v = m.oInt64; if (v !== undefined) o.oInt64 = toBigint64(v); }
+  { const v = m.oUint32; if (v !== undefined) o.oUint32 = v; }
+  { const v = m.oUint64; if (v !== undefined) o.oUint64 = toBigint64(v); }
+  { const v = m.oSint32; if (v !== undefined) o.oSint32 = v; }
+  { const v = m.oSint64; if (v !== undefined) o.oSint64 = toBigint64(v); }
+  { const v = m.oFixed32; if (v !== undefined) o.oFixed32 = v; }
+  { const v = m.oFixed64; if (v !== undefined) o.oFixed64 = toBigint64(v); }
+  { const v = m.oSfixed32; if (v !== undefined) o.oSfixed32 = v; }
+  { const v = m.oSfixed64; if (v !== undefined) o.oSfixed64 = toBigint64(v); }
+  { const v = m.oBool; if (v !== undefined) o.oBool = v; }
+  { const v = m.oString; if (v !== undefined) o.oString = v; }
+  { const v = m.oBytes; if (v !== undefined) o.oBytes = new Uint8Array(v); }
+  { const v = m.oEnum; if (v !== undefined) o.oEnum = v; }
+  { const v = m.oMessage; if (v !== undefined) o.oMessage = clone_kitchen$v1$Scalars(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Optionals;
 }
 
 function size_kitchen$v1$Repeated(m: Repeated, s: Sizes): number {
@@ -515,6 +544,21 @@ function create_kitchen$v1$Repeated(init?: object | null): Repeated {
   v = i.uEnum; m.uEnum = v != null ? v : [];
   v = i.rInt64Str; m.rInt64Str = v != null ? v : [];
   return m as unknown as Repeated;
+}
+
+function clone_kitchen$v1$Repeated(m: Repeated): Repeated {
+  const a0 = m.rInt64; const l0: bigint[] = []; for (let i = 0; i < a0.length; i++) l0.push(toBigint64(a0[i]!));
+  const a1 = m.rUint64; const l1: bigint[] = []; for (let i = 0; i < a1.length; i++) l1.push(toBigint64(a1[i]!));
+  const a2 = m.rSint64; const l2: bigint[] = []; for (let i = 0; i < a2.length; i++) l2.push(toBigint64(a2[i]!));
+  const a3 = m.rFixed64; const l3: bigint[] = []; for (let i = 0; i < a3.length; i++) l3.push(toBigint64(a3[i]!));
+  const a4 = m.rSfixed64; const l4: bigint[] = []; for (let i = 0; i < a4.length; i++) l4.push(toBigint64(a4[i]!));
+  const a5 = m.rBytes; const l5: Uint8Array[] = []; for (let i = 0; i < a5.length; i++) l5.push(new Uint8Array(a5[i]!));
+  const a6 = m.rMessage; const l6: Scalars[] = []; for (let i = 0; i < a6.length; i++) l6.push(clone_kitchen$v1$Scalars(a6[i]!));
+  const a7 = m.uSint64; const l7: bigint[] = []; for (let i = 0; i < a7.length; i++) l7.push(toBigint64(a7[i]!));
+  const a8 = m.rInt64Str; const l8: string[] = []; for (let i = 0; i < a8.length; i++) l8.push(toString64(a8[i]!));
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Repeated", rDouble: m.rDouble.slice(), rFloat: m.rFloat.slice(), rInt32: m.rInt32.slice(), rInt64: l0, rUint32: m.rUint32.slice(), rUint64: l1, rSint32: m.rSint32.slice(), rSint64: l2, rFixed32: m.rFixed32.slice(), rFixed64: l3, rSfixed32: m.rSfixed32.slice(), rSfixed64: l4, rBool: m.rBool.slice(), rString: m.rString.slice(), rBytes: l5, rEnum: m.rEnum.slice(), rMessage: l6, uInt32: m.uInt32.slice(), uSint64: l7, uFixed32: m.uFixed32.slice(), uDouble: m.uDouble.slice(), uBool: m.uBool.slice(), uEnum: m.uEnum.slice(), rInt64Str: l8 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Repeated;
 }
 
 function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
@@ -1013,6 +1057,17 @@ function create_kitchen$v1$Maps(init?: object | null): Maps {
   return m as unknown as Maps;
 }
 
+function clone_kitchen$v1$Maps(m: Maps): Maps {
+  const r0 = m.int32Int64 as unknown as Record<string, bigint>; const o0: Record<string, bigint> = {}; for (const key of Object.keys(r0)) setOwn(o0, key, toBigint64(r0[key]!));
+  const r1 = m.uint32Bytes as unknown as Record<string, Uint8Array>; const o1: Record<string, Uint8Array> = {}; for (const key of Object.keys(r1)) setOwn(o1, key, new Uint8Array(r1[key]!));
+  const r2 = m.fixed32Message as unknown as Record<string, Scalars>; const o2: Record<string, Scalars> = {}; for (const key of Object.keys(r2)) setOwn(o2, key, clone_kitchen$v1$Scalars(r2[key]!));
+  const r3 = m.sfixed32Fixed64 as unknown as Record<string, bigint>; const o3: Record<string, bigint> = {}; for (const key of Object.keys(r3)) setOwn(o3, key, toBigint64(r3[key]!));
+  const r4 = m.stringTree as unknown as Record<string, Tree>; const o4: Record<string, Tree> = {}; for (const key of Object.keys(r4)) setOwn(o4, key, clone_kitchen$v1$Tree(r4[key]!));
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Maps", stringString: { ...m.stringString }, int32Int64: o0, int64Bool: { ...m.int64Bool }, uint32Bytes: o1, uint64Double: { ...m.uint64Double }, sint32Float: { ...m.sint32Float }, sint64Enum: { ...m.sint64Enum }, fixed32Message: o2, fixed64Sint32: { ...m.fixed64Sint32 }, sfixed32Fixed64: o3, sfixed64Uint32: { ...m.sfixed64Uint32 }, boolString: { ...m.boolString }, stringTree: o4 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Maps;
+}
+
 function size_kitchen$v1$Tree(m: Tree, s: Sizes): number {
   let n = 0;
   { const v = m.parent; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Tree(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
@@ -1115,6 +1170,16 @@ function create_kitchen$v1$Tree(init?: object | null): Tree {
   return m as unknown as Tree;
 }
 
+function clone_kitchen$v1$Tree(m: Tree): Tree {
+  const a0 = m.children; const l0: Tree[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_kitchen$v1$Tree(a0[i]!));
+  const r1 = m.leaves as unknown as Record<string, Tree_Leaf>; const o1: Record<string, Tree_Leaf> = {}; for (const key of Object.keys(r1)) setOwn(o1, key, clone_kitchen$v1$Tree$Leaf(r1[key]!));
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Tree", children: l0, leaves: o1, weight: m.weight };
+  { const v = m.parent; if (v !== undefined) o.parent = clone_kitchen$v1$Tree(v); }
+  { const v = m.leaf; if (v !== undefined) o.leaf = clone_kitchen$v1$Tree$Leaf(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Tree;
+}
+
 function size_kitchen$v1$Tree$Leaf(m: Tree_Leaf, s: Sizes): number {
   let n = 0;
   { const v = m.kind; if (v) { n += 1 + int32Size(v); } }
@@ -1160,6 +1225,12 @@ function create_kitchen$v1$Tree$Leaf(init?: object | null): Tree_Leaf {
   v = i.kind; m.kind = v != null ? v : 0;
   v = i.label; m.label = v != null ? v : "";
   return m as unknown as Tree_Leaf;
+}
+
+function clone_kitchen$v1$Tree$Leaf(m: Tree_Leaf): Tree_Leaf {
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Tree.Leaf", kind: m.kind, label: m.label };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Tree_Leaf;
 }
 
 function size_kitchen$v1$Choices(m: Choices, s: Sizes): number {
@@ -1269,6 +1340,34 @@ function create_kitchen$v1$Choices(init?: object | null): Choices {
   }
   v = i.after; m.after = v != null ? v : "";
   return m as unknown as Choices;
+}
+
+function clone_kitchen$v1$Choices$$kind(o: Choices["kind"]): Choices["kind"] {
+  switch (o.case) {
+    case "cString": return { case: "cString", value: o.value };
+    case "cInt64": return { case: "cInt64", value: toBigint64(o.value) };
+    case "cBytes": return { case: "cBytes", value: new Uint8Array(o.value) };
+    case "cEnum": return { case: "cEnum", value: o.value };
+    case "cMessage": return { case: "cMessage", value: clone_kitchen$v1$Scalars(o.value) };
+    case "cSelf": return { case: "cSelf", value: clone_kitchen$v1$Choices(o.value) };
+    case "cDouble": return { case: "cDouble", value: o.value };
+    case "cBool": return { case: "cBool", value: o.value };
+    default: return { case: undefined };
+  }
+}
+
+function clone_kitchen$v1$Choices$$other(o: Choices["other"]): Choices["other"] {
+  switch (o.case) {
+    case "dFixed32": return { case: "dFixed32", value: o.value };
+    case "dTree": return { case: "dTree", value: clone_kitchen$v1$Tree(o.value) };
+    default: return { case: undefined };
+  }
+}
+
+function clone_kitchen$v1$Choices(m: Choices): Choices {
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.Choices", kind: clone_kitchen$v1$Choices$$kind(m.kind), other: clone_kitchen$v1$Choices$$other(m.other), after: m.after };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Choices;
 }
 
 function size_kitchen$v1$WellKnown(m: WellKnown, s: Sizes): number {
@@ -1437,6 +1536,25 @@ function create_kitchen$v1$WellKnown(init?: object | null): WellKnown {
   return m as unknown as WellKnown;
 }
 
+function clone_kitchen$v1$WellKnown(m: WellKnown): WellKnown {
+  const a0 = m.anys; const l0: Any[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_google$protobuf$Any(a0[i]!));
+  const a1 = m.wList; const l1: Int32Value[] = []; for (let i = 0; i < a1.length; i++) l1.push(clone_google$protobuf$Int32Value(a1[i]!));
+  const r2 = m.wMap as unknown as Record<string, FloatValue>; const o2: Record<string, FloatValue> = {}; for (const key of Object.keys(r2)) setOwn(o2, key, clone_google$protobuf$FloatValue(r2[key]!));
+  const o: Record<string, unknown> = { $typeName: "kitchen.v1.WellKnown", anys: l0, wList: l1, wMap: o2 };
+  { const v = m.at; if (v !== undefined) o.at = clone_google$protobuf$Timestamp(v); }
+  { const v = m.took; if (v !== undefined) o.took = clone_google$protobuf$Duration(v); }
+  { const v = m.any; if (v !== undefined) o.any = clone_google$protobuf$Any(v); }
+  { const v = m.wString; if (v !== undefined) o.wString = v; }
+  { const v = m.wInt64; if (v !== undefined) o.wInt64 = toBigint64(v); }
+  { const v = m.wBool; if (v !== undefined) o.wBool = v; }
+  { const v = m.wBytes; if (v !== undefined) o.wBytes = new Uint8Array(v); }
+  { const v = m.wDouble; if (v !== undefined) o.wDouble = v; }
+  { const v = m.wUint32; if (v !== undefined) o.wUint32 = v; }
+  { const v = m.value; if (v !== undefined) o.value = clone_google$protobuf$Value(v); }
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as WellKnown;
+}
+
 function size_google$protobuf$Value(m: Value, s: Sizes): number {
   let n = 0;
   { const o = m.kind; if (o !== undefined && o.case === "nullValue") { n += 1 + int32Size(o.value); } }
@@ -1515,6 +1633,24 @@ function create_google$protobuf$Value(init?: object | null): Value {
   return m as unknown as Value;
 }
 
+function clone_google$protobuf$Value$$kind(o: Value["kind"]): Value["kind"] {
+  switch (o.case) {
+    case "nullValue": return { case: "nullValue", value: o.value };
+    case "numberValue": return { case: "numberValue", value: o.value };
+    case "stringValue": return { case: "stringValue", value: o.value };
+    case "boolValue": return { case: "boolValue", value: o.value };
+    case "structValue": return { case: "structValue", value: clone_google$protobuf$Struct(o.value) };
+    case "listValue": return { case: "listValue", value: clone_google$protobuf$ListValue(o.value) };
+    default: return { case: undefined };
+  }
+}
+
+function clone_google$protobuf$Value(m: Value): Value {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Value", kind: clone_google$protobuf$Value$$kind(m.kind) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Value;
+}
+
 function size_google$protobuf$ListValue(m: ListValue, s: Sizes): number {
   let n = 0;
   { const a = m.values; if (a !== undefined && a.length !== 0) {
@@ -1564,6 +1700,13 @@ function create_google$protobuf$ListValue(init?: object | null): ListValue {
   let v: unknown;
   v = i.values; m.values = Array.isArray(v) ? v.map((e: unknown) => initMessage(e, "google.protobuf.Value", create_google$protobuf$Value)) : v != null ? v : [];
   return m as unknown as ListValue;
+}
+
+function clone_google$protobuf$ListValue(m: ListValue): ListValue {
+  const a0 = m.values; const l0: Value[] = []; for (let i = 0; i < a0.length; i++) l0.push(clone_google$protobuf$Value(a0[i]!));
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.ListValue", values: l0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as ListValue;
 }
 
 function size_google$protobuf$Struct(m: Struct, s: Sizes): number {
@@ -1644,6 +1787,13 @@ function create_google$protobuf$Struct(init?: object | null): Struct {
   return m as unknown as Struct;
 }
 
+function clone_google$protobuf$Struct(m: Struct): Struct {
+  const r0 = m.fields as unknown as Record<string, Value>; const o0: Record<string, Value> = {}; for (const key of Object.keys(r0)) setOwn(o0, key, clone_google$protobuf$Value(r0[key]!));
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Struct", fields: o0 };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Struct;
+}
+
 function size_google$protobuf$FloatValue(m: FloatValue, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 4; } }
@@ -1685,6 +1835,12 @@ function create_google$protobuf$FloatValue(init?: object | null): FloatValue {
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0;
   return m as unknown as FloatValue;
+}
+
+function clone_google$protobuf$FloatValue(m: FloatValue): FloatValue {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.FloatValue", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as FloatValue;
 }
 
 function size_google$protobuf$Int32Value(m: Int32Value, s: Sizes): number {
@@ -1730,6 +1886,12 @@ function create_google$protobuf$Int32Value(init?: object | null): Int32Value {
   return m as unknown as Int32Value;
 }
 
+function clone_google$protobuf$Int32Value(m: Int32Value): Int32Value {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Int32Value", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Int32Value;
+}
+
 function size_google$protobuf$UInt32Value(m: UInt32Value, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
@@ -1771,6 +1933,12 @@ function create_google$protobuf$UInt32Value(init?: object | null): UInt32Value {
   let v: unknown;
   v = i.value; m.value = v != null ? v : 0;
   return m as unknown as UInt32Value;
+}
+
+function clone_google$protobuf$UInt32Value(m: UInt32Value): UInt32Value {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.UInt32Value", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as UInt32Value;
 }
 
 function size_google$protobuf$DoubleValue(m: DoubleValue, s: Sizes): number {
@@ -1816,6 +1984,12 @@ function create_google$protobuf$DoubleValue(init?: object | null): DoubleValue {
   return m as unknown as DoubleValue;
 }
 
+function clone_google$protobuf$DoubleValue(m: DoubleValue): DoubleValue {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.DoubleValue", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as DoubleValue;
+}
+
 function size_google$protobuf$BytesValue(m: BytesValue, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
@@ -1857,6 +2031,12 @@ function create_google$protobuf$BytesValue(init?: object | null): BytesValue {
   let v: unknown;
   v = i.value; m.value = v != null ? initBytes(v) : new Uint8Array(0);
   return m as unknown as BytesValue;
+}
+
+function clone_google$protobuf$BytesValue(m: BytesValue): BytesValue {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.BytesValue", value: new Uint8Array(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as BytesValue;
 }
 
 function size_google$protobuf$BoolValue(m: BoolValue, s: Sizes): number {
@@ -1902,6 +2082,12 @@ function create_google$protobuf$BoolValue(init?: object | null): BoolValue {
   return m as unknown as BoolValue;
 }
 
+function clone_google$protobuf$BoolValue(m: BoolValue): BoolValue {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.BoolValue", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as BoolValue;
+}
+
 function size_google$protobuf$Int64Value(m: Int64Value, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + int64Size(v); } }
@@ -1945,6 +2131,12 @@ function create_google$protobuf$Int64Value(init?: object | null): Int64Value {
   return m as unknown as Int64Value;
 }
 
+function clone_google$protobuf$Int64Value(m: Int64Value): Int64Value {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Int64Value", value: toBigint64(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Int64Value;
+}
+
 function size_google$protobuf$StringValue(m: StringValue, s: Sizes): number {
   let n = 0;
   { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
@@ -1986,6 +2178,12 @@ function create_google$protobuf$StringValue(init?: object | null): StringValue {
   let v: unknown;
   v = i.value; m.value = v != null ? v : "";
   return m as unknown as StringValue;
+}
+
+function clone_google$protobuf$StringValue(m: StringValue): StringValue {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.StringValue", value: m.value };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as StringValue;
 }
 
 function size_google$protobuf$Any(m: Any, s: Sizes): number {
@@ -2035,6 +2233,12 @@ function create_google$protobuf$Any(init?: object | null): Any {
   return m as unknown as Any;
 }
 
+function clone_google$protobuf$Any(m: Any): Any {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Any", typeUrl: m.typeUrl, value: new Uint8Array(m.value) };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Any;
+}
+
 function size_google$protobuf$Duration(m: Duration, s: Sizes): number {
   let n = 0;
   { const v = m.seconds; if (v) { n += 1 + int64Size(v); } }
@@ -2082,6 +2286,12 @@ function create_google$protobuf$Duration(init?: object | null): Duration {
   return m as unknown as Duration;
 }
 
+function clone_google$protobuf$Duration(m: Duration): Duration {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Duration", seconds: toBigint64(m.seconds), nanos: m.nanos };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Duration;
+}
+
 function size_google$protobuf$Timestamp(m: Timestamp, s: Sizes): number {
   let n = 0;
   { const v = m.seconds; if (v) { n += 1 + int64Size(v); } }
@@ -2127,6 +2337,12 @@ function create_google$protobuf$Timestamp(init?: object | null): Timestamp {
   v = i.seconds; m.seconds = v != null ? v : 0n;
   v = i.nanos; m.nanos = v != null ? v : 0;
   return m as unknown as Timestamp;
+}
+
+function clone_google$protobuf$Timestamp(m: Timestamp): Timestamp {
+  const o: Record<string, unknown> = { $typeName: "google.protobuf.Timestamp", seconds: toBigint64(m.seconds), nanos: m.nanos };
+  const u = m.$unknown; if (u !== undefined && u.length > 0) o.$unknown = copyUnknown(u);
+  return o as unknown as Timestamp;
 }
 
 /** Encodes a kitchen.v1.Scalars (or an init object of one) to the bytes protobuf-es toBinary writes. */
@@ -2242,12 +2458,12 @@ export function decodeWellKnown(bytes: Uint8Array): WellKnown {
 }
 
 registerMessages([
-  { typeName: "kitchen.v1.Scalars", encode: encodeScalars, decode: decodeScalars, create: create_kitchen$v1$Scalars, fields: () => [{ localName: "fDouble", name: "f_double", fieldKind: "scalar", scalar: 1 }, { localName: "fFloat", name: "f_float", fieldKind: "scalar", scalar: 2 }, { localName: "fInt32", name: "f_int32", fieldKind: "scalar", scalar: 5 }, { localName: "fInt64", name: "f_int64", fieldKind: "scalar", scalar: 3 }, { localName: "fUint32", name: "f_uint32", fieldKind: "scalar", scalar: 13 }, { localName: "fUint64", name: "f_uint64", fieldKind: "scalar", scalar: 4 }, { localName: "fSint32", name: "f_sint32", fieldKind: "scalar", scalar: 17 }, { localName: "fSint64", name: "f_sint64", fieldKind: "scalar", scalar: 18 }, { localName: "fFixed32", name: "f_fixed32", fieldKind: "scalar", scalar: 7 }, { localName: "fFixed64", name: "f_fixed64", fieldKind: "scalar", scalar: 6 }, { localName: "fSfixed32", name: "f_sfixed32", fieldKind: "scalar", scalar: 15 }, { localName: "fSfixed64", name: "f_sfixed64", fieldKind: "scalar", scalar: 16 }, { localName: "fBool", name: "f_bool", fieldKind: "scalar", scalar: 8 }, { localName: "fString", name: "f_string", fieldKind: "scalar", scalar: 9 }, { localName: "fBytes", name: "f_bytes", fieldKind: "scalar", scalar: 12 }, { localName: "fEnum", name: "f_enum", fieldKind: "enum" }, { localName: "fInt64Str", name: "f_int64_str", fieldKind: "scalar", scalar: 3 }, { localName: "fUint64Str", name: "f_uint64_str", fieldKind: "scalar", scalar: 4 }, { localName: "fFixed64Str", name: "f_fixed64_str", fieldKind: "scalar", scalar: 6 }, { localName: "fSint64Str", name: "f_sint64_str", fieldKind: "scalar", scalar: 18 }] },
-  { typeName: "kitchen.v1.Optionals", encode: encodeOptionals, decode: decodeOptionals, create: create_kitchen$v1$Optionals, fields: () => [{ localName: "oDouble", name: "o_double", fieldKind: "scalar", scalar: 1 }, { localName: "oFloat", name: "o_float", fieldKind: "scalar", scalar: 2 }, { localName: "oInt32", name: "o_int32", fieldKind: "scalar", scalar: 5 }, { localName: "oInt64", name: "o_int64", fieldKind: "scalar", scalar: 3 }, { localName: "oUint32", name: "o_uint32", fieldKind: "scalar", scalar: 13 }, { localName: "oUint64", name: "o_uint64", fieldKind: "scalar", scalar: 4 }, { localName: "oSint32", name: "o_sint32", fieldKind: "scalar", scalar: 17 }, { localName: "oSint64", name: "o_sint64", fieldKind: "scalar", scalar: 18 }, { localName: "oFixed32", name: "o_fixed32", fieldKind: "scalar", scalar: 7 }, { localName: "oFixed64", name: "o_fixed64", fieldKind: "scalar", scalar: 6 }, { localName: "oSfixed32", name: "o_sfixed32", fieldKind: "scalar", scalar: 15 }, { localName: "oSfixed64", name: "o_sfixed64", fieldKind: "scalar", scalar: 16 }, { localName: "oBool", name: "o_bool", fieldKind: "scalar", scalar: 8 }, { localName: "oString", name: "o_string", fieldKind: "scalar", scalar: 9 }, { localName: "oBytes", name: "o_bytes", fieldKind: "scalar", scalar: 12 }, { localName: "oEnum", name: "o_enum", fieldKind: "enum" }, { localName: "oMessage", name: "o_message", fieldKind: "message", message: "kitchen.v1.Scalars" }] },
-  { typeName: "kitchen.v1.Repeated", encode: encodeRepeated, decode: decodeRepeated, create: create_kitchen$v1$Repeated, fields: () => [{ localName: "rDouble", name: "r_double", fieldKind: "list", listKind: "scalar", scalar: 1 }, { localName: "rFloat", name: "r_float", fieldKind: "list", listKind: "scalar", scalar: 2 }, { localName: "rInt32", name: "r_int32", fieldKind: "list", listKind: "scalar", scalar: 5 }, { localName: "rInt64", name: "r_int64", fieldKind: "list", listKind: "scalar", scalar: 3 }, { localName: "rUint32", name: "r_uint32", fieldKind: "list", listKind: "scalar", scalar: 13 }, { localName: "rUint64", name: "r_uint64", fieldKind: "list", listKind: "scalar", scalar: 4 }, { localName: "rSint32", name: "r_sint32", fieldKind: "list", listKind: "scalar", scalar: 17 }, { localName: "rSint64", name: "r_sint64", fieldKind: "list", listKind: "scalar", scalar: 18 }, { localName: "rFixed32", name: "r_fixed32", fieldKind: "list", listKind: "scalar", scalar: 7 }, { localName: "rFixed64", name: "r_fixed64", fieldKind: "list", listKind: "scalar", scalar: 6 }, { localName: "rSfixed32", name: "r_sfixed32", fieldKind: "list", listKind: "scalar", scalar: 15 }, { localName: "rSfixed64", name: "r_sfixed64", fieldKind: "list", listKind: "scalar", scalar: 16 }, { localName: "rBool", name: "r_bool", fieldKind: "list", listKind: "scalar", scalar: 8 }, { localName: "rString", name: "r_string", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "rBytes", name: "r_bytes", fieldKind: "list", listKind: "scalar", scalar: 12 }, { localName: "rEnum", name: "r_enum", fieldKind: "list", listKind: "enum" }, { localName: "rMessage", name: "r_message", fieldKind: "list", listKind: "message", message: "kitchen.v1.Scalars" }, { localName: "uInt32", name: "u_int32", fieldKind: "list", listKind: "scalar", scalar: 5 }, { localName: "uSint64", name: "u_sint64", fieldKind: "list", listKind: "scalar", scalar: 18 }, { localName: "uFixed32", name: "u_fixed32", fieldKind: "list", listKind: "scalar", scalar: 7 }, { localName: "uDouble", name: "u_double", fieldKind: "list", listKind: "scalar", scalar: 1 }, { localName: "uBool", name: "u_bool", fieldKind: "list", listKind: "scalar", scalar: 8 }, { localName: "uEnum", name: "u_enum", fieldKind: "list", listKind: "enum" }, { localName: "rInt64Str", name: "r_int64_str", fieldKind: "list", listKind: "scalar", scalar: 3 }] },
-  { typeName: "kitchen.v1.Maps", encode: encodeMaps, decode: decodeMaps, create: create_kitchen$v1$Maps, fields: () => [{ localName: "stringString", name: "string_string", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "int32Int64", name: "int32_int64", fieldKind: "map", mapKind: "scalar", scalar: 3 }, { localName: "int64Bool", name: "int64_bool", fieldKind: "map", mapKind: "scalar", scalar: 8 }, { localName: "uint32Bytes", name: "uint32_bytes", fieldKind: "map", mapKind: "scalar", scalar: 12 }, { localName: "uint64Double", name: "uint64_double", fieldKind: "map", mapKind: "scalar", scalar: 1 }, { localName: "sint32Float", name: "sint32_float", fieldKind: "map", mapKind: "scalar", scalar: 2 }, { localName: "sint64Enum", name: "sint64_enum", fieldKind: "map", mapKind: "enum" }, { localName: "fixed32Message", name: "fixed32_message", fieldKind: "map", mapKind: "message", message: "kitchen.v1.Scalars" }, { localName: "fixed64Sint32", name: "fixed64_sint32", fieldKind: "map", mapKind: "scalar", scalar: 17 }, { localName: "sfixed32Fixed64", name: "sfixed32_fixed64", fieldKind: "map", mapKind: "scalar", scalar: 6 }, { localName: "sfixed64Uint32", name: "sfixed64_uint32", fieldKind: "map", mapKind: "scalar", scalar: 13 }, { localName: "boolString", name: "bool_string", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "stringTree", name: "string_tree", fieldKind: "map", mapKind: "message", message: "kitchen.v1.Tree" }] },
-  { typeName: "kitchen.v1.Choices", encode: encodeChoices, decode: decodeChoices, create: create_kitchen$v1$Choices, fields: () => [{ localName: "cString", name: "c_string", fieldKind: "scalar", scalar: 9 }, { localName: "cInt64", name: "c_int64", fieldKind: "scalar", scalar: 3 }, { localName: "cBytes", name: "c_bytes", fieldKind: "scalar", scalar: 12 }, { localName: "cEnum", name: "c_enum", fieldKind: "enum" }, { localName: "cMessage", name: "c_message", fieldKind: "message", message: "kitchen.v1.Scalars" }, { localName: "cSelf", name: "c_self", fieldKind: "message", message: "kitchen.v1.Choices" }, { localName: "cDouble", name: "c_double", fieldKind: "scalar", scalar: 1 }, { localName: "cBool", name: "c_bool", fieldKind: "scalar", scalar: 8 }, { localName: "dFixed32", name: "d_fixed32", fieldKind: "scalar", scalar: 7 }, { localName: "dTree", name: "d_tree", fieldKind: "message", message: "kitchen.v1.Tree" }, { localName: "after", name: "after", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "kitchen.v1.Tree", encode: encodeTree, decode: decodeTree, create: create_kitchen$v1$Tree, fields: () => [{ localName: "children", name: "children", fieldKind: "list", listKind: "message", message: "kitchen.v1.Tree" }, { localName: "parent", name: "parent", fieldKind: "message", message: "kitchen.v1.Tree" }, { localName: "leaf", name: "leaf", fieldKind: "message", message: "kitchen.v1.Tree.Leaf" }, { localName: "leaves", name: "leaves", fieldKind: "map", mapKind: "message", message: "kitchen.v1.Tree.Leaf" }, { localName: "weight", name: "weight", fieldKind: "scalar", scalar: 13 }] },
-  { typeName: "kitchen.v1.Tree.Leaf", encode: encodeTree_Leaf, decode: decodeTree_Leaf, create: create_kitchen$v1$Tree$Leaf, fields: () => [{ localName: "kind", name: "kind", fieldKind: "enum" }, { localName: "label", name: "label", fieldKind: "scalar", scalar: 9 }] },
-  { typeName: "kitchen.v1.WellKnown", encode: encodeWellKnown, decode: decodeWellKnown, create: create_kitchen$v1$WellKnown, fields: () => [{ localName: "at", name: "at", fieldKind: "message", message: "google.protobuf.Timestamp" }, { localName: "took", name: "took", fieldKind: "message", message: "google.protobuf.Duration" }, { localName: "any", name: "any", fieldKind: "message", message: "google.protobuf.Any" }, { localName: "anys", name: "anys", fieldKind: "list", listKind: "message", message: "google.protobuf.Any" }, { localName: "wString", name: "w_string", fieldKind: "message", message: "google.protobuf.StringValue" }, { localName: "wInt64", name: "w_int64", fieldKind: "message", message: "google.protobuf.Int64Value" }, { localName: "wBool", name: "w_bool", fieldKind: "message", message: "google.protobuf.BoolValue" }, { localName: "wBytes", name: "w_bytes", fieldKind: "message", message: "google.protobuf.BytesValue" }, { localName: "wDouble", name: "w_double", fieldKind: "message", message: "google.protobuf.DoubleValue" }, { localName: "wUint32", name: "w_uint32", fieldKind: "message", message: "google.protobuf.UInt32Value" }, { localName: "wList", name: "w_list", fieldKind: "list", listKind: "message", message: "google.protobuf.Int32Value" }, { localName: "wMap", name: "w_map", fieldKind: "map", mapKind: "message", message: "google.protobuf.FloatValue" }, { localName: "value", name: "value", fieldKind: "message", message: "google.protobuf.Value" }] },
+  { typeName: "kitchen.v1.Scalars", encode: encodeScalars, decode: decodeScalars, create: create_kitchen$v1$Scalars, clone: clone_kitchen$v1$Scalars, fields: () => [{ localName: "fDouble", name: "f_double", fieldKind: "scalar", scalar: 1 }, { localName: "fFloat", name: "f_float", fieldKind: "scalar", scalar: 2 }, { localName: "fInt32", name: "f_int32", fieldKind: "scalar", scalar: 5 }, { localName: "fInt64", name: "f_int64", fieldKind: "scalar", scalar: 3 }, { localName: "fUint32", name: "f_uint32", fieldKind: "scalar", scalar: 13 }, { localName: "fUint64", name: "f_uint64", fieldKind: "scalar", scalar: 4 }, { localName: "fSint32", name: "f_sint32", fieldKind: "scalar", scalar: 17 }, { localName: "fSint64", name: "f_sint64", fieldKind: "scalar", scalar: 18 }, { localName: "fFixed32", name: "f_fixed32", fieldKind: "scalar", scalar: 7 }, { localName: "fFixed64", name: "f_fixed64", fieldKind: "scalar", scalar: 6 }, { localName: "fSfixed32", name: "f_sfixed32", fieldKind: "scalar", scalar: 15 }, { localName: "fSfixed64", name: "f_sfixed64", fieldKind: "scalar", scalar: 16 }, { localName: "fBool", name: "f_bool", fieldKind: "scalar", scalar: 8 }, { localName: "fString", name: "f_string", fieldKind: "scalar", scalar: 9 }, { localName: "fBytes", name: "f_bytes", fieldKind: "scalar", scalar: 12 }, { localName: "fEnum", name: "f_enum", fieldKind: "enum" }, { localName: "fInt64Str", name: "f_int64_str", fieldKind: "scalar", scalar: 3 }, { localName: "fUint64Str", name: "f_uint64_str", fieldKind: "scalar", scalar: 4 }, { localName: "fFixed64Str", name: "f_fixed64_str", fieldKind: "scalar", scalar: 6 }, { localName: "fSint64Str", name: "f_sint64_str", fieldKind: "scalar", scalar: 18 }] },
+  { typeName: "kitchen.v1.Optionals", encode: encodeOptionals, decode: decodeOptionals, create: create_kitchen$v1$Optionals, clone: clone_kitchen$v1$Optionals, fields: () => [{ localName: "oDouble", name: "o_double", fieldKind: "scalar", scalar: 1 }, { localName: "oFloat", name: "o_float", fieldKind: "scalar", scalar: 2 }, { localName: "oInt32", name: "o_int32", fieldKind: "scalar", scalar: 5 }, { localName: "oInt64", name: "o_int64", fieldKind: "scalar", scalar: 3 }, { localName: "oUint32", name: "o_uint32", fieldKind: "scalar", scalar: 13 }, { localName: "oUint64", name: "o_uint64", fieldKind: "scalar", scalar: 4 }, { localName: "oSint32", name: "o_sint32", fieldKind: "scalar", scalar: 17 }, { localName: "oSint64", name: "o_sint64", fieldKind: "scalar", scalar: 18 }, { localName: "oFixed32", name: "o_fixed32", fieldKind: "scalar", scalar: 7 }, { localName: "oFixed64", name: "o_fixed64", fieldKind: "scalar", scalar: 6 }, { localName: "oSfixed32", name: "o_sfixed32", fieldKind: "scalar", scalar: 15 }, { localName: "oSfixed64", name: "o_sfixed64", fieldKind: "scalar", scalar: 16 }, { localName: "oBool", name: "o_bool", fieldKind: "scalar", scalar: 8 }, { localName: "oString", name: "o_string", fieldKind: "scalar", scalar: 9 }, { localName: "oBytes", name: "o_bytes", fieldKind: "scalar", scalar: 12 }, { localName: "oEnum", name: "o_enum", fieldKind: "enum" }, { localName: "oMessage", name: "o_message", fieldKind: "message", message: "kitchen.v1.Scalars" }] },
+  { typeName: "kitchen.v1.Repeated", encode: encodeRepeated, decode: decodeRepeated, create: create_kitchen$v1$Repeated, clone: clone_kitchen$v1$Repeated, fields: () => [{ localName: "rDouble", name: "r_double", fieldKind: "list", listKind: "scalar", scalar: 1 }, { localName: "rFloat", name: "r_float", fieldKind: "list", listKind: "scalar", scalar: 2 }, { localName: "rInt32", name: "r_int32", fieldKind: "list", listKind: "scalar", scalar: 5 }, { localName: "rInt64", name: "r_int64", fieldKind: "list", listKind: "scalar", scalar: 3 }, { localName: "rUint32", name: "r_uint32", fieldKind: "list", listKind: "scalar", scalar: 13 }, { localName: "rUint64", name: "r_uint64", fieldKind: "list", listKind: "scalar", scalar: 4 }, { localName: "rSint32", name: "r_sint32", fieldKind: "list", listKind: "scalar", scalar: 17 }, { localName: "rSint64", name: "r_sint64", fieldKind: "list", listKind: "scalar", scalar: 18 }, { localName: "rFixed32", name: "r_fixed32", fieldKind: "list", listKind: "scalar", scalar: 7 }, { localName: "rFixed64", name: "r_fixed64", fieldKind: "list", listKind: "scalar", scalar: 6 }, { localName: "rSfixed32", name: "r_sfixed32", fieldKind: "list", listKind: "scalar", scalar: 15 }, { localName: "rSfixed64", name: "r_sfixed64", fieldKind: "list", listKind: "scalar", scalar: 16 }, { localName: "rBool", name: "r_bool", fieldKind: "list", listKind: "scalar", scalar: 8 }, { localName: "rString", name: "r_string", fieldKind: "list", listKind: "scalar", scalar: 9 }, { localName: "rBytes", name: "r_bytes", fieldKind: "list", listKind: "scalar", scalar: 12 }, { localName: "rEnum", name: "r_enum", fieldKind: "list", listKind: "enum" }, { localName: "rMessage", name: "r_message", fieldKind: "list", listKind: "message", message: "kitchen.v1.Scalars" }, { localName: "uInt32", name: "u_int32", fieldKind: "list", listKind: "scalar", scalar: 5 }, { localName: "uSint64", name: "u_sint64", fieldKind: "list", listKind: "scalar", scalar: 18 }, { localName: "uFixed32", name: "u_fixed32", fieldKind: "list", listKind: "scalar", scalar: 7 }, { localName: "uDouble", name: "u_double", fieldKind: "list", listKind: "scalar", scalar: 1 }, { localName: "uBool", name: "u_bool", fieldKind: "list", listKind: "scalar", scalar: 8 }, { localName: "uEnum", name: "u_enum", fieldKind: "list", listKind: "enum" }, { localName: "rInt64Str", name: "r_int64_str", fieldKind: "list", listKind: "scalar", scalar: 3 }] },
+  { typeName: "kitchen.v1.Maps", encode: encodeMaps, decode: decodeMaps, create: create_kitchen$v1$Maps, clone: clone_kitchen$v1$Maps, fields: () => [{ localName: "stringString", name: "string_string", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "int32Int64", name: "int32_int64", fieldKind: "map", mapKind: "scalar", scalar: 3 }, { localName: "int64Bool", name: "int64_bool", fieldKind: "map", mapKind: "scalar", scalar: 8 }, { localName: "uint32Bytes", name: "uint32_bytes", fieldKind: "map", mapKind: "scalar", scalar: 12 }, { localName: "uint64Double", name: "uint64_double", fieldKind: "map", mapKind: "scalar", scalar: 1 }, { localName: "sint32Float", name: "sint32_float", fieldKind: "map", mapKind: "scalar", scalar: 2 }, { localName: "sint64Enum", name: "sint64_enum", fieldKind: "map", mapKind: "enum" }, { localName: "fixed32Message", name: "fixed32_message", fieldKind: "map", mapKind: "message", message: "kitchen.v1.Scalars" }, { localName: "fixed64Sint32", name: "fixed64_sint32", fieldKind: "map", mapKind: "scalar", scalar: 17 }, { localName: "sfixed32Fixed64", name: "sfixed32_fixed64", fieldKind: "map", mapKind: "scalar", scalar: 6 }, { localName: "sfixed64Uint32", name: "sfixed64_uint32", fieldKind: "map", mapKind: "scalar", scalar: 13 }, { localName: "boolString", name: "bool_string", fieldKind: "map", mapKind: "scalar", scalar: 9 }, { localName: "stringTree", name: "string_tree", fieldKind: "map", mapKind: "message", message: "kitchen.v1.Tree" }] },
+  { typeName: "kitchen.v1.Choices", encode: encodeChoices, decode: decodeChoices, create: create_kitchen$v1$Choices, clone: clone_kitchen$v1$Choices, fields: () => [{ localName: "cString", name: "c_string", fieldKind: "scalar", scalar: 9 }, { localName: "cInt64", name: "c_int64", fieldKind: "scalar", scalar: 3 }, { localName: "cBytes", name: "c_bytes", fieldKind: "scalar", scalar: 12 }, { localName: "cEnum", name: "c_enum", fieldKind: "enum" }, { localName: "cMessage", name: "c_message", fieldKind: "message", message: "kitchen.v1.Scalars" }, { localName: "cSelf", name: "c_self", fieldKind: "message", message: "kitchen.v1.Choices" }, { localName: "cDouble", name: "c_double", fieldKind: "scalar", scalar: 1 }, { localName: "cBool", name: "c_bool", fieldKind: "scalar", scalar: 8 }, { localName: "dFixed32", name: "d_fixed32", fieldKind: "scalar", scalar: 7 }, { localName: "dTree", name: "d_tree", fieldKind: "message", message: "kitchen.v1.Tree" }, { localName: "after", name: "after", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "kitchen.v1.Tree", encode: encodeTree, decode: decodeTree, create: create_kitchen$v1$Tree, clone: clone_kitchen$v1$Tree, fields: () => [{ localName: "children", name: "children", fieldKind: "list", listKind: "message", message: "kitchen.v1.Tree" }, { localName: "parent", name: "parent", fieldKind: "message", message: "kitchen.v1.Tree" }, { localName: "leaf", name: "leaf", fieldKind: "message", message: "kitchen.v1.Tree.Leaf" }, { localName: "leaves", name: "leaves", fieldKind: "map", mapKind: "message", message: "kitchen.v1.Tree.Leaf" }, { localName: "weight", name: "weight", fieldKind: "scalar", scalar: 13 }] },
+  { typeName: "kitchen.v1.Tree.Leaf", encode: encodeTree_Leaf, decode: decodeTree_Leaf, create: create_kitchen$v1$Tree$Leaf, clone: clone_kitchen$v1$Tree$Leaf, fields: () => [{ localName: "kind", name: "kind", fieldKind: "enum" }, { localName: "label", name: "label", fieldKind: "scalar", scalar: 9 }] },
+  { typeName: "kitchen.v1.WellKnown", encode: encodeWellKnown, decode: decodeWellKnown, create: create_kitchen$v1$WellKnown, clone: clone_kitchen$v1$WellKnown, fields: () => [{ localName: "at", name: "at", fieldKind: "message", message: "google.protobuf.Timestamp" }, { localName: "took", name: "took", fieldKind: "message", message: "google.protobuf.Duration" }, { localName: "any", name: "any", fieldKind: "message", message: "google.protobuf.Any" }, { localName: "anys", name: "anys", fieldKind: "list", listKind: "message", message: "google.protobuf.Any" }, { localName: "wString", name: "w_string", fieldKind: "message", message: "google.protobuf.StringValue" }, { localName: "wInt64", name: "w_int64", fieldKind: "message", message: "google.protobuf.Int64Value" }, { localName: "wBool", name: "w_bool", fieldKind: "message", message: "google.protobuf.BoolValue" }, { localName: "wBytes", name: "w_bytes", fieldKind: "message", message: "google.protobuf.BytesValue" }, { localName: "wDouble", name: "w_double", fieldKind: "message", message: "google.protobuf.DoubleValue" }, { localName: "wUint32", name: "w_uint32", fieldKind: "message", message: "google.protobuf.UInt32Value" }, { localName: "wList", name: "w_list", fieldKind: "list", listKind: "message", message: "google.protobuf.Int32Value" }, { localName: "wMap", name: "w_map", fieldKind: "map", mapKind: "message", message: "google.protobuf.FloatValue" }, { localName: "value", name: "value", fieldKind: "message", message: "google.protobuf.Value" }] },
 ]);

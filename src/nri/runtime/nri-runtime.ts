@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { type MessageInitShape, clone, create } from "@bufbuild/protobuf";
+import { type MessageInitShape, create } from "@bufbuild/protobuf";
 import {
   type ContainerUpdate,
   type CreateContainerResponse,
@@ -13,6 +13,7 @@ import {
 import { TEARDOWN_EVENTS, eventHandlerName } from "../../events.js";
 import { RpcError } from "../../ttrpc/errors.js";
 import { Code } from "../../ttrpc/status.js";
+import { clone } from "../../wire/clone.js";
 import { BuiltinBackend } from "./builtin-plugin.js";
 import { CreateContainerResult } from "./create-result.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";

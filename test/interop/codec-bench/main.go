@@ -1,6 +1,6 @@
 // Command codec-bench times the Go reference codec on the NRI messages the nri-wire codec
-// benchmark uses: protobuf-go's proto.Marshal and proto.Unmarshal (what ttrpc calls) and, for
-// reference, the vtprotobuf methods containerd/nri v0.12.5 also generates.
+// benchmark uses: protobuf-go's proto.Marshal and proto.Unmarshal (what ttrpc calls), proto.Clone
+// and, for reference, the vtprotobuf methods containerd/nri v0.12.5 also generates.
 //
 //	codec-bench --dir DIR NAME=TYPE ...
 //
@@ -93,6 +93,11 @@ func main() {
 			m := newMessage(typ)
 			must(proto.Unmarshal(data, m))
 		})
+		var copied proto.Message
+		out["clone_us"] = best(*rounds, *n, func() {
+			copied = proto.Clone(msg)
+		})
+		_ = copied
 		out["vt_encode_us"] = best(*rounds, *n, func() {
 			b, err := msg.MarshalVT()
 			must(err)
