@@ -38,7 +38,9 @@ if (!serveOnly) {
   let annotations = 0;
   let last: CreateContainerResponse | undefined;
   const cycle = async (): Promise<void> => {
-    const created = await runtime.createContainer(fromBinary(CreateContainerRequestSchema, raw));
+    // The runtime copies the request before adjusting it (Go's adapts the one it is given, so
+    // its twin passes a proto.Clone): \`base\` itself is never changed.
+    const created = await runtime.createContainer(base);
     annotations = Object.keys(created.adjust?.annotations ?? {}).length;
     last = created;
     await runtime.startContainer({ pod, container });

@@ -1,4 +1,6 @@
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
+import { CreateContainerRequestSchema } from "../../../gen/v1beta1/api_pb.js";
 import { NriPlugin } from "../../../src/nri/plugin.js";
 import { type BuiltinPlugin, type Deprecation, NriRuntime, builtinEvents } from "../../../src/nri/runtime.js";
 import { LogRecorder, cleanups, runCleanups, startRuntime, tempDir } from "../../support/nri-runtime.js";
@@ -32,6 +34,16 @@ describe("builtin plugins", () => {
     expect(seen).toEqual(["10-a", "20-b"]);
     expect(res.adjust?.annotations).toEqual({ a: "1" });
     expect(res.adjust?.env.map((kv) => `${kv.key}=${kv.value}`)).toEqual(["B=1"]);
+  });
+
+  it("adjusts a copy: the request message a caller passes is left as it was", async () => {
+    const { runtime } = await inProcess([{ idx: "10", name: "a", handlers: { createContainer: () => ({ adjust: { annotations: { a: "1" }, env: [{ key: "A", value: "1" }] } }) } }]);
+    const request = create(CreateContainerRequestSchema, { pod, container: { ...container, annotations: { x: "0" } } });
+    const before = toBinary(CreateContainerRequestSchema, request);
+    const res = await runtime.createContainer(request);
+    expect(res.adjust?.annotations).toEqual({ a: "1" });
+    expect(toBinary(CreateContainerRequestSchema, request)).toEqual(before);
+    expect(request.container?.linux).toBeUndefined();
   });
 
   it("a builtin validator rejects by throwing; its message is the reason", async () => {
