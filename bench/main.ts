@@ -9,6 +9,7 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
 import { codecBench, codecTable } from "./codec.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
+import { WARMUP_CYCLES } from "./nri/cycles.js";
 import { buildPrograms, coldStarts, importCosts, median, runPair, writeRequest } from "./nri/e2e.js";
 import { translateBench } from "./translate.js";
 
@@ -129,7 +130,7 @@ async function endToEnd(say: (line: string) => void): Promise<void> {
     ["Go", "TS"],
   ] as const;
   say(
-    `NRI end to end: runtime and plugins in separate processes, ${seconds} s of cycles (CreateContainer + StartContainer + PostStartContainer, ` +
+    `NRI end to end: runtime and plugins in separate processes, ${seconds} s of cycles after a warm-up of ${fmt(WARMUP_CYCLES)} (CreateContainer + StartContainer + PostStartContainer, ` +
       `${request.bytes}-byte CreateContainerRequest, each plugin adds one annotation and one env var); Go is containerd/nri v0.12.5 pkg/adaptation and pkg/stub; ratios against Go runtime + Go plugins:`,
   );
   say("");
