@@ -1,4 +1,5 @@
-import { type MessageInitShape, create } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import { Plugin } from "../../../gen/v1beta1/api_pb.js";
 import { ALL_EVENTS, eventBit, formatEvent } from "../../events.js";
 import { CallDeadline } from "./call-deadline.js";

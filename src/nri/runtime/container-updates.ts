@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import {
   type ContainerUpdate,
   ContainerUpdateSchema,

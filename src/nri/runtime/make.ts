@@ -1,4 +1,5 @@
-import { create, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 
 /**
  * A message of `schema` with `fields` assigned as they are: `create(schema, init)` walks a nested

@@ -1,5 +1,6 @@
 import type { Socket } from "node:net";
-import { type MessageInitShape, create } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import {
   type ContainerUpdate,
   type CreateContainerResponse,

@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import { create } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import "../../../gen/v1alpha1/api_codec.js"; // registers the generated codecs
 import "../../../gen/v1beta1/api_codec.js";
 import { Runtime as AlphaRuntime } from "../../../gen/v1alpha1/api_pb.js";

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { create } from "@bufbuild/protobuf";
+import { create } from "../../wire/create.js";
 import {
   type Container,
   type ContainerUpdate,
