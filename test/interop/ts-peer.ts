@@ -30,6 +30,7 @@ import {
   encodeFrame,
   encodeRequest,
 } from "../../src/ttrpc/index.js";
+import { goCodeName } from "../../src/nri/runtime/call-error.js";
 import { hex } from "../support/bytes.js";
 import { sleep } from "../support/wait.js";
 
@@ -611,30 +612,6 @@ async function rawEcho(rc: RawConn, sid: number, payload: string): Promise<[bool
 // ---------------------------------------------------------------------------------------------
 // call: the conformance sequence
 // ---------------------------------------------------------------------------------------------
-
-const GO_CODE_NAMES = [
-  "OK",
-  "Canceled",
-  "Unknown",
-  "InvalidArgument",
-  "DeadlineExceeded",
-  "NotFound",
-  "AlreadyExists",
-  "PermissionDenied",
-  "ResourceExhausted",
-  "FailedPrecondition",
-  "Aborted",
-  "OutOfRange",
-  "Unimplemented",
-  "Internal",
-  "Unavailable",
-  "DataLoss",
-  "Unauthenticated",
-];
-
-function goCodeName(code: number): string {
-  return GO_CODE_NAMES[code] ?? `Code(${code})`;
-}
 
 function describe(err: unknown): string {
   if (err === undefined) return "OK";

@@ -29,9 +29,14 @@ const GO_CODE_NAMES: readonly string[] = [
   "Unauthenticated",
 ];
 
+/** A gRPC code's name as Go's `codes.Code.String()` prints it: `Unknown`, or `Code(17)` past the table. */
+export function goCodeName(code: number): string {
+  return GO_CODE_NAMES[code] ?? `Code(${code})`;
+}
+
 /** A status error as a Go client prints it: `rpc error: code = Unknown desc = boom`. */
 export function goStatusText(code: number, message: string): string {
-  return `rpc error: code = ${GO_CODE_NAMES[code] ?? `Code(${code})`} desc = ${message}`;
+  return `rpc error: code = ${goCodeName(code)} desc = ${message}`;
 }
 
 /** What Go says for each failure that has no message of its own. */
