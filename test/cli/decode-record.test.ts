@@ -9,6 +9,7 @@ import { decodeCaptures } from "../../src/cli/decode.js";
 import { main } from "../../src/cli/main.js";
 import { decodeCapture, readCapture } from "../../src/nri/capture-file.js";
 import type { SessionRecord } from "../../src/nri/session-decoder.js";
+import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
 import { indexPath, loadGolden } from "../nri/capture-support.js";
 
@@ -125,17 +126,7 @@ describe("nri-wire record", () => {
       const refused = records.filter((r) => r.status !== undefined);
       expect(refused).toEqual([expect.objectContaining({ dir: "p2r", method: "RunPodSandbox", status: { code: 12, name: "unimplemented", message: "method RunPodSandbox" } })]);
       const stateChanges = records.filter((r) => r.method === "StateChange" && r.type === "request").map((r) => r.translatesTo);
-      expect(stateChanges).toEqual([
-        "RunPodSandbox",
-        "PostCreateContainer",
-        "StartContainer",
-        "PostStartContainer",
-        "PostUpdateContainer",
-        "RemoveContainer",
-        "PostUpdatePodSandbox",
-        "StopPodSandbox",
-        "RemovePodSandbox",
-      ]);
+      expect(stateChanges).toEqual(viaStateChange(SCRIPT_EVENTS));
       const register = records.find((r) => r.method === "RegisterPlugin" && r.type === "request")!;
       expect(register.payload).toMatchObject({ pluginName: "peer-plugin", pluginIdx: "10" });
     }, 120_000);

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "./support.js";
 
 /**
@@ -41,24 +42,10 @@ function pluginCmd(p: (typeof plugins)[number]): [Cmd, string[]] {
   return [go[p.slice(3)]!, ["plugin"]];
 }
 
-const EVENTS = [
-  "RunPodSandbox",
-  "CreateContainer",
-  "PostCreateContainer",
-  "StartContainer",
-  "PostStartContainer",
-  "UpdateContainer",
-  "PostUpdateContainer",
-  "StopContainer",
-  "RemoveContainer",
-  "UpdatePodSandbox",
-  "PostUpdatePodSandbox",
-  "StopPodSandbox",
-  "RemovePodSandbox",
-];
+const EVENTS = SCRIPT_EVENTS;
 
 /** The nine events a StateChange-era plugin receives as StateChange, in the script's order. */
-const STATE_CHANGE = EVENTS.filter((e) => !["CreateContainer", "UpdateContainer", "StopContainer", "UpdatePodSandbox"].includes(e));
+const STATE_CHANGE = viaStateChange(EVENTS);
 
 interface DeprecationRecord {
   plugin: string;

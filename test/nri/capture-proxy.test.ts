@@ -10,6 +10,7 @@ import { CaptureProxy, type RecordedSession } from "../../src/nri/capture-proxy.
 import type { PluginDialect } from "../../src/nri/plugin.js";
 import type { SessionRecord } from "../../src/nri/session-decoder.js";
 import { concat } from "../support/bytes.js";
+import { SCRIPT_EVENTS, STATE_CHANGE_EVENTS, withValidation } from "../support/lifecycle-events.js";
 import { runs } from "../support/fc.js";
 import { socketDir } from "../interop/support.js";
 
@@ -113,27 +114,8 @@ function pluginCalls(rs: SessionRecord[]): string[] {
   return rs.filter((r) => r.dir === "r2p" && r.conn === 1 && r.type === "request").map((r) => r.translatesTo ?? r.method!);
 }
 
-const SCRIPT = [
-  "Configure",
-  "Synchronize",
-  "RunPodSandbox",
-  "CreateContainer",
-  "ValidateContainerAdjustment",
-  "PostCreateContainer",
-  "StartContainer",
-  "PostStartContainer",
-  "UpdateContainer",
-  "PostUpdateContainer",
-  "StopContainer",
-  "RemoveContainer",
-  "UpdatePodSandbox",
-  "PostUpdatePodSandbox",
-  "StopPodSandbox",
-  "RemovePodSandbox",
-  "Shutdown",
-];
-
-const STATE_CHANGE = new Set(["RunPodSandbox", "StopPodSandbox", "RemovePodSandbox", "PostCreateContainer", "StartContainer", "PostStartContainer", "PostUpdateContainer", "RemoveContainer", "PostUpdatePodSandbox"]);
+/** What the example runtime sends the example plugin: the script, validation included, between Configure/Synchronize and Shutdown. */
+const SCRIPT = ["Configure", "Synchronize", ...withValidation(SCRIPT_EVENTS), "Shutdown"];
 
 describe.each(["v1beta1", "v1alpha1", "statechange"] as const)("recording the example runtime with the example %s plugin", (dialect: PluginDialect) => {
   it("both sides finish their script through the proxy, and the capture decodes to it, live and from disk alike", async () => {
@@ -171,7 +153,7 @@ describe.each(["v1beta1", "v1alpha1", "statechange"] as const)("recording the ex
       const refused = records.find((r) => r.status !== undefined)!;
       expect(refused).toMatchObject({ dir: "p2r", method: "RunPodSandbox", era: "dedicated", status: { code: 12, name: "unimplemented" } });
       const calls = records.filter((r) => r.dir === "r2p" && r.conn === 1 && r.type === "request").slice(3);
-      for (const c of calls) expect([c.translatesTo ?? c.method, c.era]).toEqual([c.translatesTo ?? c.method, STATE_CHANGE.has(c.translatesTo ?? c.method!) ? "statechange" : "common"]);
+      for (const c of calls) expect([c.translatesTo ?? c.method, c.era]).toEqual([c.translatesTo ?? c.method, STATE_CHANGE_EVENTS.has(c.translatesTo ?? c.method!) ? "statechange" : "common"]);
     } else {
       expect(pluginCalls(records)).toEqual(SCRIPT);
       expect(records.some((r) => r.era === "statechange")).toBe(false);

@@ -6,6 +6,7 @@ import { encodeMuxFrames } from "../../src/mux/frame.js";
 import { encodeRequest } from "../../src/ttrpc/envelope.js";
 import { encodeFrame } from "../../src/ttrpc/frame.js";
 import { runs } from "../support/fc.js";
+import { RECORDED_LEGACY_EVENTS, STATE_CHANGE_EVENTS, enumName } from "../support/lifecycle-events.js";
 import {
   type GoldenMessage,
   SESSIONS,
@@ -28,31 +29,11 @@ import {
 
 const messages = (rs: SessionRecord[]): SessionRecord[] => rs.filter((r) => r.type !== undefined);
 
-/** The Plugin methods only dedicated-era peers have, written out here rather than taken from src. */
-const DEDICATED = new Set([
-  "RunPodSandbox",
-  "StopPodSandbox",
-  "RemovePodSandbox",
-  "PostCreateContainer",
-  "StartContainer",
-  "PostStartContainer",
-  "PostUpdateContainer",
-  "RemoveContainer",
-  "PostUpdatePodSandbox",
-]);
+/** The Plugin methods only dedicated-era peers have (the rest of the lifecycle always had its own call). */
+const DEDICATED = STATE_CHANGE_EVENTS;
 
 /** StateChangeEvent.event names as recorded, and the dedicated call each stands for. */
-const EVENT_CALLS: Record<string, string> = {
-  RUN_POD_SANDBOX: "RunPodSandbox",
-  STOP_POD_SANDBOX: "StopPodSandbox",
-  REMOVE_POD_SANDBOX: "RemovePodSandbox",
-  POST_CREATE_CONTAINER: "PostCreateContainer",
-  START_CONTAINER: "StartContainer",
-  POST_START_CONTAINER: "PostStartContainer",
-  POST_UPDATE_CONTAINER: "PostUpdateContainer",
-  REMOVE_CONTAINER: "RemoveContainer",
-  POST_UPDATE_POD_SANDBOX: "PostUpdatePodSandbox",
-};
+const EVENT_CALLS: Record<string, string> = Object.fromEntries([...STATE_CHANGE_EVENTS].map((m) => [enumName(m), m]));
 
 describe.each(SESSIONS)("decoding the recorded session %s", (session) => {
   const capture = loadCapture(session);
@@ -107,22 +88,7 @@ describe("the legacy plugin session", () => {
     ]);
     expect(conn1[0]).not.toHaveProperty("payload");
     const calls = messages(records).filter((r) => r.dir === "r2p" && r.type === "request" && r.conn === 1);
-    expect(calls.map((r) => r.translatesTo ?? r.method)).toEqual([
-      "Configure",
-      "Synchronize",
-      "RunPodSandbox",
-      "RunPodSandbox",
-      "CreateContainer",
-      "PostCreateContainer",
-      "StartContainer",
-      "PostStartContainer",
-      "UpdateContainer",
-      "PostUpdateContainer",
-      "StopContainer",
-      "RemoveContainer",
-      "StopPodSandbox",
-      "RemovePodSandbox",
-    ]);
+    expect(calls.map((r) => r.translatesTo ?? r.method)).toEqual(["Configure", "Synchronize", "RunPodSandbox", ...RECORDED_LEGACY_EVENTS]);
   });
 });
 

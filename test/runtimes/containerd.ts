@@ -1,29 +1,13 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { viaStateChange } from "../support/lifecycle-events.js";
+import { LIFECYCLE_EVENTS } from "./lifecycle.js";
 import type { PluginUnderTest } from "./plugins.js";
 import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, overlayWorks, readText, run, startLogged, stop, waitUntil } from "./support.js";
 
-/** The lifecycle events containerd v2.4 sends, in order, for one pod and one container. */
-const EVENTS = [
-  "RunPodSandbox",
-  "CreateContainer",
-  "ValidateContainerAdjustment",
-  "PostCreateContainer",
-  "StartContainer",
-  "PostStartContainer",
-  "UpdateContainer",
-  "PostUpdateContainer",
-  "UpdatePodSandbox",
-  "PostUpdatePodSandbox",
-  "StopContainer",
-  "RemoveContainer",
-  "StopPodSandbox",
-  "RemovePodSandbox",
-];
-
-/** Events with a reply of their own: a StateChange-only plugin answers them without StateChange. */
-const ANSWERED = new Set(["CreateContainer", "UpdateContainer", "StopContainer", "UpdatePodSandbox", "ValidateContainerAdjustment"]);
+/** The lifecycle events containerd v2.4 sends, in order, for one pod and one container: all of them. */
+const EVENTS = LIFECYCLE_EVENTS;
 
 /** The config of a private containerd: its own root, state, sockets and NRI directories. */
 export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string): string {
@@ -73,11 +57,11 @@ export function containerd(b: Built): RuntimeUnderTest {
     name: "containerd",
     configure: { runtime: "containerd", nriVersion: "v0.12.3" },
     events: () => [...EVENTS],
-    deprecationWarnings: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    deprecationWarnings: (p) => (p.stateChangeOnly ? viaStateChange(EVENTS) : []),
     // It falls back to StateChange exactly where it warns.
-    viaStateChange: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)) : []),
+    viaStateChange: (p) => (p.stateChangeOnly ? viaStateChange(EVENTS) : []),
     // Only the first: one UNIMPLEMENTED and it sends every old event to that plugin as StateChange.
-    refusedCalls: (p) => (p.stateChangeOnly ? EVENTS.filter((e) => !ANSWERED.has(e)).slice(0, 1) : []),
+    refusedCalls: (p) => (p.stateChangeOnly ? viaStateChange(EVENTS).slice(0, 1) : []),
     // NRI v0.12.3: v1alpha1 only, dedicated calls first, StateChange on UNIMPLEMENTED with a deprecation.
     flavour: "v1alpha1",
     refusal: () => undefined,

@@ -25,6 +25,16 @@ export function expectedCpuValue(file: string, shares: number): number {
   return file.endsWith("cpu.weight") ? 1 + Math.floor(((shares - 2) * 9999) / 262142) : shares;
 }
 
+/**
+ * The NRI events `lifecycle` makes a runtime send a plugin subscribed to all of them, in order:
+ * the pod's resources are updated before the container stops.
+ */
+export const LIFECYCLE_EVENTS: readonly string[] = [
+  "RunPodSandbox", "CreateContainer", "ValidateContainerAdjustment", "PostCreateContainer", "StartContainer",
+  "PostStartContainer", "UpdateContainer", "PostUpdateContainer", "UpdatePodSandbox", "PostUpdatePodSandbox",
+  "StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox",
+];
+
 /** The CRI tools and where the runtime serves CRI. */
 export interface CriTools {
   crictl: string;

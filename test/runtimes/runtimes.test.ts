@@ -5,7 +5,7 @@ import type { SessionRecord } from "../../src/nri/session-decoder.js";
 import type { ConformanceReport } from "../../src/testing/index.js";
 import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
-import { expectedCpuValue, lifecycle, type Observed, removeAllPods } from "./lifecycle.js";
+import { expectedCpuValue, LIFECYCLE_EVENTS, lifecycle, type Observed, removeAllPods } from "./lifecycle.js";
 import { PLUGINS, type PluginUnderTest } from "./plugins.js";
 import { NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, build, NRI_WIRE, processesUnder, readText, logDir, removeWorkDir, runForExit, signal, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
@@ -23,11 +23,7 @@ import { type Built, build, NRI_WIRE, processesUnder, readText, logDir, removeWo
 const skip = skipReason();
 if (skip !== undefined) console.warn(skip);
 
-const LIFECYCLE_EVENTS = new Set([
-  "RunPodSandbox", "UpdatePodSandbox", "PostUpdatePodSandbox", "StopPodSandbox", "RemovePodSandbox",
-  "CreateContainer", "PostCreateContainer", "StartContainer", "PostStartContainer", "UpdateContainer",
-  "PostUpdateContainer", "StopContainer", "RemoveContainer", "ValidateContainerAdjustment",
-]);
+const LIFECYCLE = new Set(LIFECYCLE_EVENTS);
 
 interface PluginLine {
   event?: string;
@@ -193,7 +189,7 @@ function check(r: RuntimeUnderTest, p: PluginUnderTest, o: Outcome): void {
   const seen = o.observed;
   if (seen === undefined) throw new Error(`runtimes: no lifecycle observed; ${where}`);
   // Every lifecycle event once, in order, for this pod and container.
-  const events = o.lines.filter((l) => l.event !== undefined && LIFECYCLE_EVENTS.has(l.event));
+  const events = o.lines.filter((l) => l.event !== undefined && LIFECYCLE.has(l.event));
   expect(events.map((l) => l.event), where).toEqual(r.events(p));
   for (const l of events) {
     expect(l.pod, `${l.event}: ${where}`).toBe(seen.podId);

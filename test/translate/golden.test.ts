@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
+import { RECORDED_LEGACY_EVENTS, enumName, viaStateChange } from "../support/lifecycle-events.js";
 import { type RecordedMessage, hex, loadSession, unhex } from "./vectors.js";
 
 /*
@@ -24,16 +25,7 @@ function dedicatedByMethod(): Map<string, RecordedMessage[]> {
 
 describe("golden: recorded StateChange requests", () => {
   it("the legacy session has the eight StateChange events its plugin subscribed to (mask 2047: no 12, 13, 14)", () => {
-    expect(stateChanges.map((m) => (m.payload as { event: string }).event)).toEqual([
-      "RUN_POD_SANDBOX",
-      "POST_CREATE_CONTAINER",
-      "START_CONTAINER",
-      "POST_START_CONTAINER",
-      "POST_UPDATE_CONTAINER",
-      "REMOVE_CONTAINER",
-      "STOP_POD_SANDBOX",
-      "REMOVE_POD_SANDBOX",
-    ]);
+    expect(stateChanges.map((m) => (m.payload as { event: string }).event)).toEqual(viaStateChange(RECORDED_LEGACY_EVENTS).map(enumName));
   });
 
   it("translate to the dedicated requests the same runtime sent the new plugin, byte for byte", () => {
@@ -47,16 +39,7 @@ describe("golden: recorded StateChange requests", () => {
       expect(hex(out.payload)).toBe(expected!.payloadHex);
       seen.push(out.method);
     }
-    expect(seen).toEqual([
-      "RunPodSandbox",
-      "PostCreateContainer",
-      "StartContainer",
-      "PostStartContainer",
-      "PostUpdateContainer",
-      "RemoveContainer",
-      "StopPodSandbox",
-      "RemovePodSandbox",
-    ]);
+    expect(seen).toEqual(viaStateChange(RECORDED_LEGACY_EVENTS));
   });
 
   it("and those dedicated requests translate back to the recorded StateChange bytes", () => {
