@@ -3,14 +3,15 @@ import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
 import { decodeCaptures } from "../../src/cli/decode.js";
 import { main } from "../../src/cli/main.js";
 import { decodeCapture, readCapture } from "../../src/nri/capture-file.js";
 import type { SessionRecord } from "../../src/nri/session-decoder.js";
 import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
-import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
+import { runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
+import { nriPeer, useGoPeers } from "../support/go-peers.js";
 import { indexPath, loadGolden } from "../nri/capture-support.js";
 
 const cli = tsCommand("src/cli/main.ts");
@@ -101,21 +102,16 @@ describe("nri-wire record", () => {
   }, 60_000);
 
   describe("with the Go peers", () => {
-    const hasGo = goAvailable();
-    let goPeer = "";
-    beforeAll(() => {
-      if (hasGo) goPeer = goBuild("nri-peer", "nri-peer-record-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]);
-    }, 600_000);
-    const goV12 = (): [string, string[]] => [goBuild("nri-peer", "nri-peer-record-v0.12.2"), []];
+    const { hasGo, bin } = useGoPeers({ "v0.12.5": nriPeer("nri-peer-record", "v0.12.5"), "v0.11.0": nriPeer("nri-peer-record", "v0.11.0") });
 
-    it.skipIf(!hasGo)("records the Go v0.12.2 runtime with the Go v0.11.0 plugin: the fallback to StateChange, decoded", async () => {
+    it.skipIf(!hasGo)("records the Go v0.12.5 runtime with the Go v0.11.0 plugin: the fallback to StateChange, decoded", async () => {
       const dir = socketDir();
       const upstream = join(dir, "rt.sock");
       const listen = join(dir, "cap.sock");
-      const runtime = startPeer(goV12(), ["runtime", "--socket", upstream]);
+      const runtime = startPeer([bin["v0.12.5"], []], ["runtime", "--socket", upstream]);
       await runtime.waitFor((l) => l.includes('"ready":true'));
       const rec = await startRecorder(["--listen", listen, "--upstream", upstream, "--out", join(dir, "go"), "--once"]);
-      const plugin = await runPeer([goPeer, []], ["plugin", "--socket", listen]);
+      const plugin = await runPeer([bin["v0.11.0"], []], ["plugin", "--socket", listen]);
       expect(plugin.code, plugin.stderr).toBe(0);
       expect(await runtime.exited, runtime.stderr()).toBe(0);
       expect(await rec.exited, rec.stderr()).toBe(0);

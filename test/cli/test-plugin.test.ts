@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../../src/testing/conformance.js";
-import { goAvailable, goBuild, runPeer, socketDir, tsCommand } from "../interop/support.js";
+import { runPeer, socketDir, tsCommand } from "../interop/support.js";
+import { nriPeer, useGoPeers } from "../support/go-peers.js";
 
 /**
  * `nri-wire test-plugin` as CI runs it, on every plugin the project ships (the example plugin in
@@ -60,17 +61,11 @@ describe("nri-wire test-plugin on the example plugin", () => {
 });
 
 describe("nri-wire test-plugin on the Go stub plugin", () => {
-  const hasGo = goAvailable();
-  const peers: Record<string, string> = {};
-  beforeAll(() => {
-    if (!hasGo) return;
-    peers["v0.12.5"] = goBuild("nri-peer", "nri-peer-tp-v0.12.5");
-    peers["v0.11.0"] = goBuild("nri-peer", "nri-peer-tp-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]);
-  }, 600_000);
+  const { hasGo, bin: peers } = useGoPeers({ "v0.12.5": nriPeer("nri-peer-tp", "v0.12.5"), "v0.11.0": nriPeer("nri-peer-tp", "v0.11.0") });
 
-  it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"])("passes the %s build in every flavour, started against --socket", async (version) => {
+  it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"] as const)("passes the %s build in every flavour, started against --socket", async (version) => {
     const socket = join(socketDir(), "plugin.sock");
-    const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version]!, "plugin", "--socket", socket], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version], "plugin", "--socket", socket], 300_000);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const old = OLD_EVENTS.map((e) => `10-peer-plugin does not implement a dedicated ${e} RPC call`);

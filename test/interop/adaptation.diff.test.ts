@@ -1,10 +1,11 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { beforeAll, describe, it } from "vitest";
+import { describe, it } from "vitest";
 import { describeDifference, normalizeLine } from "./diff-lines.js";
 import { SCENARIOS } from "./diff-scenarios.js";
 import { runScenario } from "./diff-runtime.js";
-import { goAvailable, goBuild, runPeer, socketDir } from "./support.js";
+import { runPeer, socketDir } from "./support.js";
+import { useGoPeers } from "../support/go-peers.js";
 
 /**
  * The differential test of the runtime side: every scenario of diff-scenarios.ts runs on the Go
@@ -35,12 +36,7 @@ const INTERMITTENT: Record<string, { go: string; ts: RegExp; why: string }[]> = 
   ],
 };
 
-const hasGo = goAvailable();
-let peer = "";
-
-beforeAll(() => {
-  if (hasGo) peer = goBuild("diff-peer", "diff-peer");
-}, 600_000);
+const { hasGo, bin } = useGoPeers({ peer: ["diff-peer", "diff-peer"] });
 
 // Scenarios run a few at a time: each mostly waits on its processes.
 describe.concurrent("runtime differential", () => {
@@ -57,7 +53,7 @@ describe.concurrent("runtime differential", () => {
       mkdirSync(tsWork);
       // The two runtimes run at once, nri-wire's in this process: each has its own socket,
       // directories and plugin processes.
-      const [go, ts] = await Promise.all([runPeer([peer, []], ["runtime", "--scenario", file, "--work", goWork], 60_000), runScenario(scenario, tsWork, peer)]);
+      const [go, ts] = await Promise.all([runPeer([bin.peer, []], ["runtime", "--scenario", file, "--work", goWork], 60_000), runScenario(scenario, tsWork, bin.peer)]);
       expect(go.code, `Go driver failed:\n${go.stderr}`).toBe(0);
       const goLines = go.lines.map((l) => normalizeLine(l, scenario));
       const tsLines = ts.map((l) => {

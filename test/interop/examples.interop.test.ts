@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ContainerAdjustmentSchema,
   ContainerUpdateSchema,
@@ -10,7 +10,8 @@ import {
 } from "../../gen/v1beta1/api_pb.js";
 import { AdjustmentBuilder, NriPlugin, UpdateBuilder, eviction } from "../../src/nri/plugin.js";
 import { drive, exampleCommand, expected, goMessage } from "./drive.js";
-import { goAvailable, goBuild, runPeer } from "./support.js";
+import { runPeer } from "./support.js";
+import { nriPeer, useGoPeers } from "../support/go-peers.js";
 
 /**
  * The example plugins of examples/, each run against the Go runtime (pkg/adaptation v0.12.5,
@@ -18,13 +19,7 @@ import { goAvailable, goBuild, runPeer } from "./support.js";
  * runtime's merged answers whole; the adjustments are checked field by field.
  */
 
-const hasGo = goAvailable();
-const go: Record<string, string> = {};
-beforeAll(() => {
-  if (!hasGo) return;
-  go["v0.12.5"] = goBuild("nri-peer", "nri-peer-drive-v0.12.5");
-  go["v0.11.0"] = goBuild("nri-peer", "nri-peer-drive-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]);
-}, 600_000);
+const { hasGo, bin: go } = useGoPeers({ "v0.12.5": nriPeer("nri-peer-drive", "v0.12.5"), "v0.11.0": nriPeer("nri-peer-drive", "v0.11.0") });
 
 const ERAS = ["v0.12.5", "v0.11.0"] as const;
 const CTR = "demo-ctr";
@@ -37,7 +32,7 @@ function example(name: string, args: string[] = []) {
 describe.each(ERAS)("examples against the Go runtime %s", (era) => {
   it.skipIf(!hasGo)("logger: sees every event of the script, with pod and container names", async () => {
     let plugin: Awaited<ReturnType<ReturnType<typeof example>>> | undefined;
-    const d = await drive(go[era]!, {}, async (s) => (plugin = await example("logger")(s)));
+    const d = await drive(go[era], {}, async (s) => (plugin = await example("logger")(s)));
     expect(d.code, d.stderr).toBe(0);
     const events = plugin!.lines.map((l) => JSON.parse(l) as { event: string; pod?: string; container?: string; pods?: string[] });
     expect(events[0]).toEqual({ event: "Synchronize", pods: ["sync-pod"], containers: ["sync-ctr"] });
@@ -54,7 +49,7 @@ describe.each(ERAS)("examples against the Go runtime %s", (era) => {
       [`mounts.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ source: "/var/lib/shared/data", destination: "/data", type: "bind", options: ["rbind", "ro"] }]),
       "devices.nri-wire.dev/container.other": JSON.stringify([{ path: "/dev/other", type: "c", major: 9, minor: 9 }]),
     };
-    const d = await drive(go[era]!, { podAnnotations }, example("device-injector"));
+    const d = await drive(go[era], { podAnnotations }, example("device-injector"));
     expect(d.code, d.stderr).toBe(0);
     expect(goMessage(ContainerAdjustmentSchema, d.event("CreateContainer").adjust)).toEqual(
       expected(ContainerAdjustmentSchema, {
@@ -66,18 +61,18 @@ describe.each(ERAS)("examples against the Go runtime %s", (era) => {
   });
 
   it.skipIf(!hasGo)("ulimit-adjuster: rlimits from the annotation; a bad one fails the container with its own message", async () => {
-    const ok = await drive(go[era]!, { podAnnotations: { [`ulimits.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ type: "nofile", hard: 4096, soft: 1024 }, { type: "RLIMIT_NPROC", hard: 2 ** 40, soft: 100 }]) } }, example("ulimit-adjuster"));
+    const ok = await drive(go[era], { podAnnotations: { [`ulimits.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ type: "nofile", hard: 4096, soft: 1024 }, { type: "RLIMIT_NPROC", hard: 2 ** 40, soft: 100 }]) } }, example("ulimit-adjuster"));
     expect(ok.code, ok.stderr).toBe(0);
     expect(goMessage(ContainerAdjustmentSchema, ok.event("CreateContainer").adjust)).toEqual(
       expected(ContainerAdjustmentSchema, { rlimits: [{ type: "RLIMIT_NOFILE", hard: 4096n, soft: 1024n }, { type: "RLIMIT_NPROC", hard: 2n ** 40n, soft: 100n }] }),
     );
-    const bad = await drive(go[era]!, { podAnnotations: { [`ulimits.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ type: "nofiles", hard: 1, soft: 1 }]) } }, example("ulimit-adjuster"));
+    const bad = await drive(go[era], { podAnnotations: { [`ulimits.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ type: "nofiles", hard: 1, soft: 1 }]) } }, example("ulimit-adjuster"));
     expect(bad.code).toBe(1);
     expect(bad.event("CreateContainer")).toMatchObject({ ok: false, error: expect.stringContaining('ulimit-adjuster: unknown rlimit type "nofiles"') });
   });
 
   it.skipIf(!hasGo)("memory-capper: caps running containers through Synchronize, then re-shares the budget with an unsolicited update", async () => {
-    const d = await drive(go[era]!, { updates: 1 }, example("memory-capper", ["--budget", String(2 ** 31)]));
+    const d = await drive(go[era], { updates: 1 }, example("memory-capper", ["--budget", String(2 ** 31)]));
     expect(d.code, d.stderr).toBe(0);
     const sync = d.lines.find((l) => l.synchronize !== undefined)!.synchronize!;
     expect(sync.map((u) => goMessage(ContainerUpdateSchema, u))).toEqual([expected(ContainerUpdateSchema, { containerId: "ctr0", linux: { resources: { memory: { limit: { value: 2n ** 31n } } } } })]);
@@ -89,9 +84,9 @@ describe.each(ERAS)("examples against the Go runtime %s", (era) => {
 
   it.skipIf(!hasGo)("validator: refuses another plugin's device with its own message; allows what it allows", async () => {
     const podAnnotations = { [`devices.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ path: "/dev/kmsg", type: "c", major: 1, minor: 11 }]) };
-    const refused = await drive(go[era]!, { plugins: 2, podAnnotations }, (s) => Promise.all([example("device-injector")(s), example("validator")(s)]));
+    const refused = await drive(go[era], { plugins: 2, podAnnotations }, (s) => Promise.all([example("device-injector")(s), example("validator")(s)]));
     expect(refused.event("CreateContainer")).toMatchObject({ ok: false, error: expect.stringContaining("validator: device /dev/kmsg is not allowed for container demo-ctr") });
-    const allowed = await drive(go[era]!, { plugins: 2, podAnnotations }, (s) => Promise.all([example("device-injector")(s), example("validator", ["--allow", "/dev/null,/dev/kmsg"])(s)]));
+    const allowed = await drive(go[era], { plugins: 2, podAnnotations }, (s) => Promise.all([example("device-injector")(s), example("validator", ["--allow", "/dev/null,/dev/kmsg"])(s)]));
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(goMessage(ContainerAdjustmentSchema, allowed.event("CreateContainer").adjust)).toEqual(
       expected(ContainerAdjustmentSchema, { linux: { devices: [{ path: "/dev/kmsg", type: "c", major: 1n, minor: 11n }] } }),
@@ -104,7 +99,7 @@ describe.each(ERAS)("examples against the Go runtime %s", (era) => {
       [`ulimits.nri-wire.dev/container.${CTR}`]: JSON.stringify([{ type: "nofile", hard: 10, soft: 10 }]),
     };
     let plugin: Awaited<ReturnType<ReturnType<typeof example>>> | undefined;
-    const d = await drive(go[era]!, { plugins: 3, podAnnotations }, async (s) => (plugin = await example("several-plugins")(s)));
+    const d = await drive(go[era], { plugins: 3, podAnnotations }, async (s) => (plugin = await example("several-plugins")(s)));
     expect(d.code, d.stderr).toBe(0);
     expect(plugin!.code).toBe(0);
     expect(plugin!.lines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(["Synchronize", "CreateContainer", "StartContainer", "RemoveContainer"]);
@@ -221,7 +216,7 @@ function everyResource(id: string, merged = false): UpdateBuilder {
 describe.each(ERAS)("adjustment and update helpers against the Go runtime %s", (era) => {
   it.skipIf(!hasGo)("every adjustment kind and every update resource arrives as built", async () => {
     let plugin: NriPlugin | undefined;
-    const d = await drive(go[era]!, {}, async (socket) => {
+    const d = await drive(go[era], {}, async (socket) => {
       plugin = new NriPlugin(
         {
           createContainer: () => ({ adjust: everyKind(era).build(), evict: [eviction("ctr0", "making room")] }),

@@ -1,7 +1,8 @@
 import { join } from "node:path";
-import { beforeAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
-import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "./support.js";
+import { runPeer, socketDir, startPeer, tsCommand } from "./support.js";
+import { type NriRelease, nriPeer, useGoPeers } from "../support/go-peers.js";
 
 /**
  * The interop matrix: every runtime against every plugin over a real unix socket, with the
@@ -11,16 +12,9 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
  */
 
 type Cmd = [string, string[]];
-const hasGo = goAvailable();
 const cli = tsCommand("src/cli/main.ts");
-const go: Record<string, Cmd> = {};
-
-beforeAll(() => {
-  if (!hasGo) return;
-  go["v0.12.5"] = [goBuild("nri-peer", "nri-peer-v0.12.5"), []];
-  go["v0.11.0"] = [goBuild("nri-peer", "nri-peer-v0.11.0", ["-modfile=nri-v0.11.0.mod", "-tags=nri_v0_11"]), []];
-  go["v0.8.0"] = [goBuild("nri-peer", "nri-peer-v0.8.0", ["-modfile=nri-v0.8.0.mod", "-tags=nri_v0_8"]), []];
-}, 600_000);
+const { hasGo, bin } = useGoPeers({ "v0.12.5": nriPeer("nri-peer", "v0.12.5"), "v0.11.0": nriPeer("nri-peer", "v0.11.0"), "v0.8.0": nriPeer("nri-peer", "v0.8.0") });
+const go = (release: string): Cmd => [bin[release as NriRelease], []];
 
 const runtimes = ["nri-wire", "go v0.12.5", "go v0.11.0", "go v0.8.0"] as const;
 
@@ -34,12 +28,12 @@ const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange"
 
 function runtimeCmd(r: (typeof runtimes)[number]): [Cmd, string[]] {
   if (r === "nri-wire") return [cli, ["example-runtime"]];
-  return [go[r.slice(3)]!, ["runtime"]];
+  return [go(r.slice(3)), ["runtime"]];
 }
 
 function pluginCmd(p: (typeof plugins)[number]): [Cmd, string[]] {
   if (p.startsWith("nri-wire")) return [cli, ["example-plugin", "--dialect", p.slice(9)]];
-  return [go[p.slice(3)]!, ["plugin"]];
+  return [go(p.slice(3)), ["plugin"]];
 }
 
 const EVENTS = SCRIPT_EVENTS;

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Peer, goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "./support.js";
+import { type Peer, runPeer, socketDir, startPeer, tsCommand } from "./support.js";
+import { useGoPeers } from "../support/go-peers.js";
 
 interface Check {
   check: string;
@@ -8,15 +9,11 @@ interface Check {
   detail: string;
 }
 
-const hasGo = goAvailable();
-const peers: Record<"go" | "ts", [string, string[]]> = {
-  go: ["", []],
-  ts: tsCommand("test/interop/ts-peer.ts"),
+const { hasGo, bin } = useGoPeers({ go: ["go-peer", "go-peer"] });
+const peers: Record<"go" | "ts", () => [string, string[]]> = {
+  go: () => [bin.go, []],
+  ts: () => tsCommand("test/interop/ts-peer.ts"),
 };
-
-beforeAll(() => {
-  if (hasGo) peers.go = [goBuild("go-peer", "go-peer"), []];
-}, 300_000);
 
 const pairings: ["go" | "ts", "go" | "ts"][] = [
   ["ts", "ts"],
@@ -33,7 +30,7 @@ describe.each(pairings)("ttrpc conformance: %s client against %s server", (clien
   beforeAll(async () => {
     if (needsGo && !hasGo) return;
     socket = join(socketDir(), "peer.sock");
-    server = startPeer(peers[serverSide], ["serve", "--socket", socket]);
+    server = startPeer(peers[serverSide](), ["serve", "--socket", socket]);
     await server.waitFor((l) => l === "ready");
   }, 60_000);
 
@@ -44,7 +41,7 @@ describe.each(pairings)("ttrpc conformance: %s client against %s server", (clien
   });
 
   it.skipIf(needsGo && !hasGo)("passes every check", async () => {
-    const run = await runPeer(peers[clientSide], ["call", "--socket", socket]);
+    const run = await runPeer(peers[clientSide](), ["call", "--socket", socket]);
     const records = run.lines.map((l) => JSON.parse(l) as Check | { summary: true; passed: number; failed: number });
     const checks = records.filter((r): r is Check => "check" in r);
     const failed = checks.filter((c) => !c.pass);

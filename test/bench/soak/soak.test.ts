@@ -1,19 +1,16 @@
 import { readFileSync, rmSync } from "node:fs";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runSoak, soakOptions } from "../../../bench/soak/soak.js";
 import { summary } from "../../../bench/soak/summary.js";
 import { seed } from "../../support/fc.js";
-import { goAvailable, goBuild } from "../../interop/support.js";
+import { useGoPeers } from "../../support/go-peers.js";
 
 describe.skipIf(process.platform !== "linux")("soak", () => {
-  let goPeer: string | undefined;
-  beforeAll(() => {
-    goPeer = goAvailable() ? goBuild("nri-peer", "nri-peer-soak") : undefined;
-  });
+  const { hasGo, bin } = useGoPeers({ soak: ["nri-peer", "nri-peer-soak"] });
 
   it("a few seconds of lifecycles with plugins killed and restarted: every event settles, restarted plugins register again and serve, nothing leaks", async () => {
     const lines: string[] = [];
-    const result = await runSoak(soakOptions({ seconds: 5, seed, sampleEverySeconds: 1, meanKillMs: 1200, goPeer, print: (l) => lines.push(l) }));
+    const result = await runSoak(soakOptions({ seconds: 5, seed, sampleEverySeconds: 1, meanKillMs: 1200, goPeer: hasGo ? bin.soak : undefined, print: (l) => lines.push(l) }));
     console.log(summary(result).join("\n"));
     expect(result.failures).toEqual([]);
     const c = result.counts;

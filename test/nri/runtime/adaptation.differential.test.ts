@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { goAvailable, goBuild } from "../../interop/support.js";
+import { useGoPeers } from "../../support/go-peers.js";
 import { expectSameAsGo, type Outcome, runGo, runTs } from "./adapt-scenario.js";
 import { CASES } from "./adapt-scenarios.js";
 
@@ -10,13 +10,12 @@ import { CASES } from "./adapt-scenarios.js";
  * (map iteration, concurrent validators) are compared order-insensitively; see `canonical`.
  */
 
-const hasGo = goAvailable();
+const { hasGo, bin } = useGoPeers({ cases: ["adapt-peer", "adapt-peer-cases", ["-tags=nri_no_wasm"]] });
 let go: Outcome[] = [];
 
 beforeAll(async () => {
   if (!hasGo) return;
-  const bin = goBuild("adapt-peer", "adapt-peer-cases", ["-tags=nri_no_wasm"]);
-  go = await runGo(bin, CASES.map((c) => c.scenario));
+  go = await runGo(bin.cases, CASES.map((c) => c.scenario));
 }, 600_000);
 
 describe("merge engine: hand-written scenarios", () => {

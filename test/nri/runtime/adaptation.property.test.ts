@@ -1,6 +1,6 @@
 import fc from "fast-check";
-import { beforeAll, describe, expect, it } from "vitest";
-import { goAvailable, goBuild } from "../../interop/support.js";
+import { describe, expect, it } from "vitest";
+import { useGoPeers } from "../../support/go-peers.js";
 import { scenarioArb } from "../../arbitraries/adaptation.js";
 import { runs, seed } from "../../support/fc.js";
 import { expectSameAsGo, runGo, runTs, type Scenario, type TsOutcome } from "./adapt-scenario.js";
@@ -11,13 +11,8 @@ import { expectSameAsGo, runGo, runTs, type Scenario, type TsOutcome } from "./a
  * failure prints the scenario; replay with NRI_WIRE_SEED.
  */
 
-const hasGo = goAvailable();
-let bin = "";
+const { hasGo, bin } = useGoPeers({ random: ["adapt-peer", "adapt-peer-random", ["-tags=nri_no_wasm"]] });
 const scenarios: Scenario[] = fc.sample(scenarioArb, { numRuns: runs(4), seed });
-
-beforeAll(() => {
-  if (hasGo) bin = goBuild("adapt-peer", "adapt-peer-random", ["-tags=nri_no_wasm"]);
-}, 600_000);
 
 describe("merge engine: random scenarios", () => {
   it("never fails other than with a Go text", () => {
@@ -34,7 +29,7 @@ describe("merge engine: random scenarios", () => {
   });
 
   it.skipIf(!hasGo)(`agree with the Go runtime (NRI_WIRE_SEED=${seed})`, async () => {
-    const go = await runGo(bin, scenarios);
+    const go = await runGo(bin.random, scenarios);
     scenarios.forEach((s, i) => {
       try {
         expectSameAsGo(runTs(s), go[i]!);
