@@ -1,15 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { type DescFile, type DescMessage, type Message, clone, create, toBinary } from "@bufbuild/protobuf";
-import "../../gen/v1alpha1/api_codec.js";
-import "../../gen/v1beta1/api_codec.js";
-import "../../gen/ttrpc/request_codec.js";
-import "../../gen/google/rpc/status_codec.js";
-import "../../gen/kitchen/v1/kitchen_codec.js";
-import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
-import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
-import { file_ttrpc_request } from "../../gen/ttrpc/request_pb.js";
-import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
+import { type DescMessage, type Message, clone, create, toBinary } from "@bufbuild/protobuf";
 import {
   ChoicesSchema,
   MapsSchema,
@@ -18,13 +9,11 @@ import {
   ScalarsSchema,
   TreeSchema,
   WellKnownSchema,
-  WithStructSchema,
-  file_kitchen_v1_kitchen,
 } from "../../gen/kitchen/v1/kitchen_pb.js";
-import { type GeneratedMessage, generatedMessage } from "../../src/wire/runtime.js";
-import { type WireField, allMessages, arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
+import { type WireField, arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { hex } from "../support/bytes.js";
 import { runs } from "../support/fc.js";
+import { GENERATED_CASES as cases, generated } from "../support/generated-cases.js";
 
 /*
  * The clone() generated for each message against protobuf-es clone(), the reference: for every
@@ -33,26 +22,6 @@ import { runs } from "../support/fc.js";
  * same order at every level, shares no object, array or byte array with the original, and
  * encodes to the same bytes.
  */
-
-const files: [string, DescFile][] = [
-  ["v1alpha1", file_v1alpha1_api],
-  ["v1beta1", file_v1beta1_api],
-  ["ttrpc", file_ttrpc_request],
-  ["google.rpc", file_google_rpc_status],
-  ["kitchen", file_kitchen_v1_kitchen],
-];
-
-const cases = files.flatMap(([name, file]) =>
-  allMessages(file)
-    .filter((m) => m.typeName !== WithStructSchema.typeName)
-    .map((m) => [`${name} ${m.name}`, m] as const),
-);
-
-function generated(schema: DescMessage): GeneratedMessage {
-  const g = generatedMessage(schema.typeName);
-  if (g === undefined) throw new Error(`test: no generated message for ${schema.typeName}`);
-  return g;
-}
 
 const isObject = (v: unknown): v is object => v !== null && typeof v === "object";
 

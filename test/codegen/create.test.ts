@@ -1,45 +1,16 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { type DescField, type DescFile, type DescMessage, create } from "@bufbuild/protobuf";
-import "../../gen/v1alpha1/api_codec.js";
-import "../../gen/v1beta1/api_codec.js";
-import "../../gen/ttrpc/request_codec.js";
-import "../../gen/google/rpc/status_codec.js";
-import "../../gen/kitchen/v1/kitchen_codec.js";
-import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
-import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
-import { file_ttrpc_request } from "../../gen/ttrpc/request_pb.js";
-import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
-import { WithStructSchema, file_kitchen_v1_kitchen } from "../../gen/kitchen/v1/kitchen_pb.js";
-import { type FieldInfo, type GeneratedMessage, generatedMessage } from "../../src/wire/runtime.js";
-import { allMessages, arbitraryMessage } from "../arbitraries/message.js";
+import { type DescField, create } from "@bufbuild/protobuf";
+import { type FieldInfo } from "../../src/wire/runtime.js";
+import { arbitraryMessage } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
+import { GENERATED_CASES as cases, generated } from "../support/generated-cases.js";
 
 /*
  * The create() and field table generated for each message against protobuf-es: create_X of an
  * init object is exactly create(schema, init), whatever mix of plain objects, messages and
  * number arrays (for bytes) the init holds, and the field table says what the descriptor says.
  */
-
-const files: [string, DescFile][] = [
-  ["v1alpha1", file_v1alpha1_api],
-  ["v1beta1", file_v1beta1_api],
-  ["ttrpc", file_ttrpc_request],
-  ["google.rpc", file_google_rpc_status],
-  ["kitchen", file_kitchen_v1_kitchen],
-];
-
-const cases = files.flatMap(([name, file]) =>
-  allMessages(file)
-    .filter((m) => m.typeName !== WithStructSchema.typeName)
-    .map((m) => [`${name} ${m.name}`, m] as const),
-);
-
-function generated(schema: DescMessage): GeneratedMessage {
-  const g = generatedMessage(schema.typeName);
-  if (g === undefined) throw new Error(`test: no generated message for ${schema.typeName}`);
-  return g;
-}
 
 /**
  * An init object for `value`: messages lose their `$typeName` (and so are created again) where

@@ -1,21 +1,14 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { type DescFile, type DescMessage, type Message, create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
-import "../../gen/v1alpha1/api_codec.js";
-import "../../gen/v1beta1/api_codec.js";
-import "../../gen/ttrpc/request_codec.js";
-import "../../gen/google/rpc/status_codec.js";
-import "../../gen/kitchen/v1/kitchen_codec.js";
-import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
-import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
-import { file_ttrpc_request } from "../../gen/ttrpc/request_pb.js";
-import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
-import { WithStructSchema, file_kitchen_v1_kitchen } from "../../gen/kitchen/v1/kitchen_pb.js";
+import { type DescMessage, type Message, create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { WithStructSchema } from "../../gen/kitchen/v1/kitchen_pb.js";
 import { DecodeError, type MessageCodec, codecFor, encodeInit } from "../../src/wire/index.js";
-import { allMessages, arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
+import { arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { arbitraryRewrite } from "../arbitraries/noncanonical.js";
-import { concat } from "../support/bytes.js";
+import { concat, hex } from "../support/bytes.js";
+import { damagedEncodings } from "../support/damaged.js";
 import { runs } from "../support/fc.js";
+import { GENERATED_CASES as cases } from "../support/generated-cases.js";
 
 /**
  * The generated codecs against protobuf-es, the reference for the message shapes: for every
@@ -24,25 +17,6 @@ import { runs } from "../support/fc.js";
  * decoding any valid input (canonical, with unknown fields, non-canonical) gives exactly what
  * fromBinary gives. Invalid input only ever raises DecodeError.
  */
-
-const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
-
-const files: [string, DescFile][] = [
-  ["v1alpha1", file_v1alpha1_api],
-  ["v1beta1", file_v1beta1_api],
-  ["ttrpc", file_ttrpc_request],
-  ["google.rpc", file_google_rpc_status],
-  ["kitchen", file_kitchen_v1_kitchen],
-];
-
-/** Messages whose codec is left to the reflective fallback by design. */
-const REFLECTIVE = new Set<string>([WithStructSchema.typeName]);
-
-const cases = files.flatMap(([name, file]) =>
-  allMessages(file)
-    .filter((m) => !REFLECTIVE.has(m.typeName))
-    .map((m) => [`${name} ${m.name}`, m] as const),
-);
 
 /** A smaller depth for the big messages keeps each run quick without losing any field kind. */
 function arb(schema: DescMessage): fc.Arbitrary<Message> {
@@ -158,16 +132,7 @@ describe("invalid input raises DecodeError only", () => {
 
   it.each(cases)("%s: valid encodings with bytes changed, inserted or removed", (_n, schema) => {
     const c = codec(schema);
-    const edit = fc.tuple(fc.constantFrom("set", "insert", "delete"), fc.nat(), fc.integer({ min: 0, max: 255 }));
-    const damaged = fc.tuple(arb(schema), fc.array(edit, { minLength: 1, maxLength: 4 })).map(([m, edits]) => {
-      const bytes = [...toBinary(schema, m)];
-      for (const [op, at, v] of edits) {
-        if (op === "insert" || bytes.length === 0) bytes.splice(at % (bytes.length + 1), 0, v);
-        else if (op === "set") bytes[at % bytes.length] = v;
-        else bytes.splice(at % bytes.length, 1);
-      }
-      return Uint8Array.from(bytes);
-    });
+    const damaged = damagedEncodings(schema, arb(schema));
     fc.assert(
       fc.property(damaged, (bytes) => decodesOrFailsCleanly(c, bytes)),
       { numRuns: runs(0.3) },

@@ -8,6 +8,7 @@ import "../../gen/ttrpc/request_codec.js";
 import * as kitchen from "../../gen/kitchen/v1/kitchen_pb.js";
 import "../../gen/kitchen/v1/kitchen_codec.js";
 import { DecodeError, fromBinary } from "../../src/wire/index.js";
+import { TRUNCATED } from "../support/truncated.js";
 
 /**
  * Malformed bytes through the generated decoders: each kind of damage fails with DecodeError and
@@ -69,17 +70,9 @@ describe("wrong wire type for a known field: kept as an unknown field, as protob
 });
 
 describe("truncated input", () => {
-  it.each([
-    ["inside a tag", alpha.ConfigureResponseSchema, "80", "decode nri.pkg.api.v1alpha1.ConfigureResponse: truncated varint"],
-    ["inside a varint value", alpha.ConfigureResponseSchema, "10 80", "decode nri.pkg.api.v1alpha1.ConfigureResponse: field events (2): truncated varint"],
-    ["right after a tag", alpha.ConfigureResponseSchema, "10", "decode nri.pkg.api.v1alpha1.ConfigureResponse: field events (2): truncated varint"],
-    ["inside a string", alpha.RegisterPluginRequestSchema, "0a 05 61 62", "decode nri.pkg.api.v1alpha1.RegisterPluginRequest: field plugin_name (1): length 5 exceeds remaining 2"],
-    ["inside a nested message", alpha.RunPodSandboxRequestSchema, "0a 05 0a 03 61", "decode nri.pkg.api.v1alpha1.RunPodSandboxRequest: field pod (1): length 5 exceeds remaining 3"],
-    ["inside a packed repeated field", alpha.UserSchema, "1a 03 05 06", "decode nri.pkg.api.v1alpha1.User: field additional_gids (3): length 3 exceeds remaining 2"],
-    ["inside an unknown fixed64", alpha.UserSchema, "21 01 02 03", "decode nri.pkg.api.v1alpha1.User: field 4: fixed64 exceeds remaining 3"],
-    ["inside an unknown fixed32", alpha.UserSchema, "25 01 02", "decode nri.pkg.api.v1alpha1.User: field 4: fixed32 exceeds remaining 2"],
-    ["inside a packed fixed32 (5 bytes)", kitchen.RepeatedSchema, "4a 05 0102030405", "decode kitchen.v1.Repeated: field r_fixed32 (9): fixed32 exceeds remaining 1"],
-  ])("%s", (_what, schema, bytes, want) => {
+  // protobuf-es fails on this one with a DataView RangeError of its own, so it is not in TRUNCATED.
+  const packedFixed32 = ["inside a packed fixed32 (5 bytes)", kitchen.RepeatedSchema, "4a 05 0102030405", "decode kitchen.v1.Repeated: field r_fixed32 (9): fixed32 exceeds remaining 1"] as const;
+  it.each([...TRUNCATED, packedFixed32])("%s", (_what, schema, bytes, want) => {
     expect(text(schema, bytes)).toBe(want);
   });
 });

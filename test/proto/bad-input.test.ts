@@ -9,6 +9,8 @@ import { RequestSchema, ResponseSchema } from "../../gen/ttrpc/request_pb.js";
 import { arbitraryMessage } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
 import { hex } from "../support/bytes.js";
+import { damagedEncodings } from "../support/damaged.js";
+import { TRUNCATED } from "../support/truncated.js";
 
 /**
  * Malformed bytes through protobuf-es 2.17 `fromBinary` with the generated types: what it
@@ -101,18 +103,7 @@ describe("truncated bytes", () => {
     },
   );
 
-  it.each([
-    ["inside a tag", alpha.ConfigureResponseSchema, "80"],
-    ["inside a varint value", alpha.ConfigureResponseSchema, "10 80"],
-    ["right after a tag", alpha.ConfigureResponseSchema, "10"],
-    ["inside a string", alpha.RegisterPluginRequestSchema, "0a 05 61 62"],
-    ["inside a length prefix", alpha.RegisterPluginRequestSchema, "0a 80"],
-    ["inside a nested message", alpha.RunPodSandboxRequestSchema, "0a 05 0a 03 61"],
-    ["inside a packed repeated field", alpha.UserSchema, "1a 03 05 06"],
-    ["inside an unknown fixed64", alpha.UserSchema, "21 01 02 03"],
-    ["inside an unknown fixed32", alpha.UserSchema, "25 01 02"],
-    ["inside a ttrpc Request payload", RequestSchema, "1a 04 00 00"],
-  ])("cut %s: RangeError 'premature EOF'", (_what, schema, bytes) => {
+  it.each(TRUNCATED.map(([what, schema, bytes]) => [what, schema, bytes] as const))("cut %s: RangeError 'premature EOF'", (_what, schema, bytes) => {
     const e = decodeError(schema, h(bytes));
     expect(e).toBeInstanceOf(RangeError);
     expect((e as Error).message).toBe("premature EOF");
@@ -374,19 +365,7 @@ describe("random and damaged bytes", () => {
   it.each(schemas.map((s) => [s.typeName, s] as const))(
     "%s: valid encodings with bytes changed, inserted or removed decode or throw a known Error",
     (_name, schema) => {
-      // Positions are taken modulo the current length, so empty encodings (Empty) get inserts.
-      const edit = fc.tuple(fc.constantFrom("set", "insert", "delete"), fc.nat(), fc.integer({ min: 0, max: 255 }));
-      const damaged = fc
-        .tuple(arbitraryMessage(schema, { maxDepth: 2 }), fc.array(edit, { minLength: 1, maxLength: 4 }))
-        .map(([m, edits]) => {
-          const bytes = [...toBinary(schema, m)];
-          for (const [op, at, v] of edits) {
-            if (op === "insert" || bytes.length === 0) bytes.splice(at % (bytes.length + 1), 0, v);
-            else if (op === "set") bytes[at % bytes.length] = v;
-            else bytes.splice(at % bytes.length, 1);
-          }
-          return Uint8Array.from(bytes);
-        });
+      const damaged = damagedEncodings(schema, arbitraryMessage(schema, { maxDepth: 2 }));
       fc.assert(
         fc.property(damaged, (bytes) => decodesOrThrowsKnownError(schema, bytes)),
         { numRuns: runs(1) },
