@@ -55,6 +55,14 @@ function decodeError(schema: DescMessage, bytes: Uint8Array): unknown {
   throw new Error(`test: ${hex(bytes)} decoded as ${schema.typeName} without an error`);
 }
 
+/** Decoding `bytes` throws a `kind` with exactly `message`; the error is returned for more checks. */
+function expectThrows(schema: DescMessage, bytes: Uint8Array, kind: new (message?: string) => Error, message: string): Error {
+  const e = decodeError(schema, bytes);
+  expect(e).toBeInstanceOf(kind);
+  expect((e as Error).message).toBe(message);
+  return e as Error;
+}
+
 /** Offsets where a top-level field of `bytes` ends (and 0): the only prefixes that are messages. */
 function fieldBoundaries(bytes: Uint8Array): Set<number> {
   const reader = new BinaryReader(bytes);
@@ -92,9 +100,7 @@ describe("truncated bytes", () => {
               // with the later fields missing. Framing (ttrpc lengths) is what catches that.
               expect(hex(toBinary(schema, fromBinary(schema, prefix)))).toBe(hex(prefix));
             } else {
-              const e = decodeError(schema, prefix);
-              expect(e).toBeInstanceOf(RangeError);
-              expect((e as Error).message).toBe("premature EOF");
+              expectThrows(schema, prefix, RangeError, "premature EOF");
             }
           }
         }),
@@ -104,9 +110,7 @@ describe("truncated bytes", () => {
   );
 
   it.each(TRUNCATED.map(([what, schema, bytes]) => [what, schema, bytes] as const))("cut %s: RangeError 'premature EOF'", (_what, schema, bytes) => {
-    const e = decodeError(schema, h(bytes));
-    expect(e).toBeInstanceOf(RangeError);
-    expect((e as Error).message).toBe("premature EOF");
+    expectThrows(schema, h(bytes), RangeError, "premature EOF");
   });
 });
 
@@ -120,9 +124,7 @@ describe("lengths past the end", () => {
     ["unknown length-delimited field", alpha.UserSchema, "22 03 00"],
     ["a length near 2^32", alpha.RegisterPluginRequestSchema, "0a ffffffff0f 61"],
   ])("%s: RangeError 'premature EOF'", (_what, schema, bytes) => {
-    const e = decodeError(schema, h(bytes));
-    expect(e).toBeInstanceOf(RangeError);
-    expect((e as Error).message).toBe("premature EOF");
+    expectThrows(schema, h(bytes), RangeError, "premature EOF");
   });
 
   it("GAP: a nested length that overruns its parent but not the buffer is accepted (Go rejects it)", () => {
@@ -164,9 +166,7 @@ describe("wrong wire type for a known field", () => {
     ["string sent as fixed32", alpha.RegisterPluginRequestSchema, "0d 02 6162 00", "illegal tag: field no 0 wire type 0"],
     ["message sent as start-group", alpha.RunPodSandboxRequestSchema, "0b 0a 01 61 0c", "illegal tag: field no 0 wire type 1"],
   ])("%s: misread, then fails on the bytes after it: %s", (_what, schema, bytes, message) => {
-    const e = decodeError(schema, h(bytes));
-    expect(e).toBeInstanceOf(Error);
-    expect((e as Error).message).toBe(message);
+    expectThrows(schema, h(bytes), Error, message);
   });
 
   it.each([
@@ -174,9 +174,7 @@ describe("wrong wire type for a known field", () => {
     ["message sent as varint 1", alpha.RunPodSandboxRequestSchema, "08 01"],
     ["string sent as start-group", alpha.RegisterPluginRequestSchema, "0b 02 6162 0c"],
   ])("%s: misread past the end: RangeError 'premature EOF'", (_what, schema, bytes) => {
-    const e = decodeError(schema, h(bytes));
-    expect(e).toBeInstanceOf(RangeError);
-    expect((e as Error).message).toBe("premature EOF");
+    expectThrows(schema, h(bytes), RangeError, "premature EOF");
   });
 
   it("repeated scalars are accepted packed and unpacked, as the spec requires", () => {
@@ -198,9 +196,7 @@ describe("invalid UTF-8 in string fields", () => {
     ["string in a nested message", alpha.RunPodSandboxRequestSchema, "0a 03 0a 01 80"],
     ["ttrpc Request.method", RequestSchema, "12 01 ff"],
   ])("%s: TypeError from the fatal TextDecoder", (_what, schema, bytes) => {
-    const e = decodeError(schema, h(bytes));
-    expect(e).toBeInstanceOf(TypeError);
-    expect((e as Error).message).toBe(UTF8_ERROR);
+    const e = expectThrows(schema, h(bytes), TypeError, UTF8_ERROR);
     expect((e as { code?: string }).code).toBe("ERR_ENCODING_INVALID_ENCODED_DATA");
   });
 
@@ -219,9 +215,7 @@ describe("varints too long", () => {
     ["bool", alpha.SynchronizeRequestSchema, "18"],
     ["length prefix", alpha.RegisterPluginRequestSchema, "0a"],
   ])("%s with 11 bytes: Error 'invalid varint'", (_what, schema, tag) => {
-    const e = decodeError(schema, h(`${tag} ffffffffffffffffffff01`));
-    expect(e).toBeInstanceOf(Error);
-    expect((e as Error).message).toBe("invalid varint");
+    expectThrows(schema, h(`${tag} ffffffffffffffffffff01`), Error, "invalid varint");
   });
 
   it.each([
@@ -257,9 +251,7 @@ describe("varints too long", () => {
 
 describe("invalid tags", () => {
   it.each([0, 1, 2, 3, 4, 5])("field number 0 with wire type %i: Error 'illegal tag: field no 0 wire type N'", (wt) => {
-    const e = decodeError(alpha.UserSchema, Uint8Array.of(wt, 0, 0));
-    expect(e).toBeInstanceOf(Error);
-    expect((e as Error).message).toBe(`illegal tag: field no 0 wire type ${wt}`);
+    expectThrows(alpha.UserSchema, Uint8Array.of(wt, 0, 0), Error, `illegal tag: field no 0 wire type ${wt}`);
   });
 
   it.each([6, 7])("wire type %i (does not exist): Error 'illegal tag: field no 1 wire type N'", (wt) => {
@@ -282,9 +274,7 @@ describe("group wire types (3 start, 4 end)", () => {
   });
 
   it("an unterminated group: RangeError 'premature EOF'", () => {
-    const e = decodeError(alpha.UserSchema, h("23 08 01"));
-    expect(e).toBeInstanceOf(RangeError);
-    expect((e as Error).message).toBe("premature EOF");
+    expectThrows(alpha.UserSchema, h("23 08 01"), RangeError, "premature EOF");
   });
 
   it("a group closed with another field number: Error 'invalid end group tag'", () => {
@@ -296,9 +286,7 @@ describe("group wire types (3 start, 4 end)", () => {
   });
 
   it("a stray end-group under a known number is misread as the field's type, then runs out", () => {
-    const e = decodeError(alpha.UserSchema, h("0c"));
-    expect(e).toBeInstanceOf(RangeError);
-    expect((e as Error).message).toBe("premature EOF");
+    expectThrows(alpha.UserSchema, h("0c"), RangeError, "premature EOF");
   });
 
   it("groups nested 100 deep are accepted, 101 deep: Error 'maximum recursion depth reached'", () => {
