@@ -190,6 +190,24 @@ const CONFLICTS: [string, Json, Json][] = [
   ["device rules", { linux: { resources: { devices: [{ allow: true, type: "c", access: "rwm" }] } } }, { linux: { resources: { devices: [{ allow: false, type: "b", access: "r" }] } } }],
 ];
 
+/**
+ * A plugin that hangs on its first CreateContainer under `failurePolicy` (absent: none), beside
+ * one that answers; then a second CreateContainer and a RunPodSandbox show what became of it.
+ */
+function timingOut(description: string, failurePolicy?: Script["failurePolicy"]): Scenario {
+  const events = ["CreateContainer", "RunPodSandbox"];
+  return {
+    description,
+    state: STATE,
+    requestTimeoutMs: SHORT_MS,
+    plugins: [
+      plugin("10", "slow", { events: [...events], ...(failurePolicy ? { failurePolicy } : {}), on: { CreateContainer: [{ hang: true }, adjust({ annotations: { slow: "2" } })] } }),
+      plugin("20", "ok", { events: [...events], on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
+    ],
+    steps: [create(ctr("ctr1")), create(ctr("ctr2")), podEvent("RunPodSandbox")],
+  };
+}
+
 // --- the scenarios ----------------------------------------------------------------------------
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -568,49 +586,10 @@ export const SCENARIOS: Record<string, Scenario> = {
     steps: [create(ctr("ctr1")), create(ctr("ctr2"), { ...POD, annotations: { "required-plugins.nri.io": "[c]" } })],
   },
 
-  "failure-policy-default": {
-    description: "a plugin timing out with no policy: the event proceeds without it and it is dropped",
-    state: STATE,
-    requestTimeoutMs: SHORT_MS,
-    plugins: [
-      plugin("10", "slow", { events: ["CreateContainer", "RunPodSandbox"], on: { CreateContainer: [{ hang: true }, adjust({ annotations: { slow: "2" } })] } }),
-      plugin("20", "ok", { events: ["CreateContainer", "RunPodSandbox"], on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
-    ],
-    steps: [create(ctr("ctr1")), create(ctr("ctr2")), podEvent("RunPodSandbox")],
-  },
-
-  "failure-policy-fail-request": {
-    description: "a plugin timing out with fail_request: the event fails and it is dropped",
-    state: STATE,
-    requestTimeoutMs: SHORT_MS,
-    plugins: [
-      plugin("10", "slow", { events: ["CreateContainer", "RunPodSandbox"], failurePolicy: { failRequest: true }, on: { CreateContainer: [{ hang: true }, adjust({ annotations: { slow: "2" } })] } }),
-      plugin("20", "ok", { events: ["CreateContainer", "RunPodSandbox"], on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
-    ],
-    steps: [create(ctr("ctr1")), create(ctr("ctr2")), podEvent("RunPodSandbox")],
-  },
-
-  "failure-policy-keep-connected": {
-    description: "a plugin timing out with keep_connected: the event proceeds without it and it stays",
-    state: STATE,
-    requestTimeoutMs: SHORT_MS,
-    plugins: [
-      plugin("10", "slow", { events: ["CreateContainer", "RunPodSandbox"], failurePolicy: { keepConnected: true }, on: { CreateContainer: [{ hang: true }, adjust({ annotations: { slow: "2" } })] } }),
-      plugin("20", "ok", { events: ["CreateContainer", "RunPodSandbox"], on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
-    ],
-    steps: [create(ctr("ctr1")), create(ctr("ctr2")), podEvent("RunPodSandbox")],
-  },
-
-  "failure-policy-both": {
-    description: "a plugin timing out with fail_request and keep_connected: the event fails and it stays",
-    state: STATE,
-    requestTimeoutMs: SHORT_MS,
-    plugins: [
-      plugin("10", "slow", { events: ["CreateContainer", "RunPodSandbox"], failurePolicy: { failRequest: true, keepConnected: true }, on: { CreateContainer: [{ hang: true }, adjust({ annotations: { slow: "2" } })] } }),
-      plugin("20", "ok", { events: ["CreateContainer", "RunPodSandbox"], on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
-    ],
-    steps: [create(ctr("ctr1")), create(ctr("ctr2")), podEvent("RunPodSandbox")],
-  },
+  "failure-policy-default": timingOut("a plugin timing out with no policy: the event proceeds without it and it is dropped"),
+  "failure-policy-fail-request": timingOut("a plugin timing out with fail_request: the event fails and it is dropped", { failRequest: true }),
+  "failure-policy-keep-connected": timingOut("a plugin timing out with keep_connected: the event proceeds without it and it stays", { keepConnected: true }),
+  "failure-policy-both": timingOut("a plugin timing out with fail_request and keep_connected: the event fails and it stays", { failRequest: true, keepConnected: true }),
 
   "failure-policy-other-events": {
     description: "timeouts on events without a response, under each policy",
