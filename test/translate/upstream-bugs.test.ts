@@ -13,28 +13,19 @@ const pod = create(beta.PodSandboxSchema, { id: "pod-1", name: "web", labels: { 
 const container = create(beta.ContainerSchema, { id: "ctr-1", podSandboxId: "pod-1", name: "nginx", args: ["nginx"] });
 
 describe("upstream bugs", () => {
-  it("PostUpdatePodSandbox is event 13 (POST_UPDATE_POD_SANDBOX), not STOP_POD_SANDBOX", () => {
-    const payload = toBinary(beta.PostUpdatePodSandboxRequestSchema, create(beta.PostUpdatePodSandboxRequestSchema, { pod }));
-    const out = toV1alpha1({ service: `${B}.Plugin`, method: "PostUpdatePodSandbox", payload }, "state-change");
+  it.each([
+    ["PostUpdatePodSandbox", 13, "POST_UPDATE_POD_SANDBOX", "STOP_POD_SANDBOX", toBinary(beta.PostUpdatePodSandboxRequestSchema, create(beta.PostUpdatePodSandboxRequestSchema, { pod })), undefined],
+    ["PostUpdateContainer", 9, "POST_UPDATE_CONTAINER", "POST_START_CONTAINER", toBinary(beta.PostUpdateContainerRequestSchema, create(beta.PostUpdateContainerRequestSchema, { pod, container })), "ctr-1"],
+  ] as const)("%s is event %i (%s), not %s", (method, number, name, _not, payload, containerId) => {
+    const out = toV1alpha1({ service: `${B}.Plugin`, method, payload }, "state-change");
     expect(out.method).toBe("StateChange");
     const sc = fromBinary(alpha.StateChangeEventSchema, out.payload);
-    expect(sc.event).toBe(alpha.Event.POST_UPDATE_POD_SANDBOX);
-    expect(sc.event).toBe(13);
+    expect(sc.event).toBe(alpha.Event[name]);
+    expect(sc.event).toBe(number);
     expect(sc.pod?.id).toBe("pod-1");
+    expect(sc.container?.id).toBe(containerId);
     const back = toV1beta1(out);
-    expect(back.method).toBe("PostUpdatePodSandbox");
-    expect(back.payload).toEqual(payload);
-  });
-
-  it("PostUpdateContainer is event 9 (POST_UPDATE_CONTAINER), not POST_START_CONTAINER", () => {
-    const payload = toBinary(beta.PostUpdateContainerRequestSchema, create(beta.PostUpdateContainerRequestSchema, { pod, container }));
-    const out = toV1alpha1({ service: `${B}.Plugin`, method: "PostUpdateContainer", payload }, "state-change");
-    const sc = fromBinary(alpha.StateChangeEventSchema, out.payload);
-    expect(sc.event).toBe(alpha.Event.POST_UPDATE_CONTAINER);
-    expect(sc.event).toBe(9);
-    expect(sc.container?.id).toBe("ctr-1");
-    const back = toV1beta1(out);
-    expect(back.method).toBe("PostUpdateContainer");
+    expect(back.method).toBe(method);
     expect(back.payload).toEqual(payload);
   });
 
