@@ -13,6 +13,7 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { type RawMethod, Server } from "../../src/ttrpc/server.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { createClient } from "../../src/ttrpc/typed.js";
+import { expectRejection } from "../support/errors.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -23,14 +24,7 @@ const socketPath = (): string => join(mkdtempSync(join(tmpdir(), "nriw-x-")), "n
 const pod = { id: "pod1" };
 const container = { id: "c1" };
 
-async function caught(p: Promise<unknown>): Promise<Error> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(Error);
-  return e as Error;
-}
+const caught = (p: Promise<unknown>): Promise<Error> => expectRejection(Error, p);
 
 /**
  * A runtime made of raw parts: it answers RegisterPlugin (unless told otherwise), configures and

@@ -3,17 +3,9 @@ import type { Event } from "../../gen/v1beta1/api_pb.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { TranslateError, fromStateChange, toStateChange, toV1beta1 } from "../../src/translate/index.js";
+import { expectThrown } from "../support/errors.js";
 
-/** The TranslateError `f` throws; fails the test if it throws anything else or nothing. */
-function caught(f: () => unknown): TranslateError {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(TranslateError);
-    return e as TranslateError;
-  }
-  throw new Error("test: no error thrown");
-}
+const caught = (f: () => unknown): TranslateError => expectThrown(TranslateError, f);
 
 const sc = (...bytes: number[]) => caught(() => fromStateChange(Uint8Array.from(bytes))).rawMessage;
 

@@ -6,16 +6,10 @@ import { Client } from "../../src/ttrpc/client.js";
 import { ClosedError, ProtocolError, RpcError } from "../../src/ttrpc/errors.js";
 import { MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
 import { eventually } from "../support/wait.js";
+import { expectRejection } from "../support/errors.js";
 import { Code, Harness, enc } from "./harness.js";
 
-async function rejection(p: Promise<unknown>): Promise<RpcError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(RpcError);
-  return e as RpcError;
-}
+const rejection = (p: Promise<unknown>): Promise<RpcError> => expectRejection(RpcError, p);
 
 /** A Duplex whose inbound bytes the test pushes by hand; what the client writes is dropped. */
 class HandFed extends Duplex {

@@ -5,16 +5,10 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { Flag, FrameDecoder, MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { eventually } from "../support/wait.js";
+import { expectRejection } from "../support/errors.js";
 import { Code, Harness, dec, enc, testServer } from "./harness.js";
 
-async function rejection(p: Promise<unknown>): Promise<RpcError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(RpcError);
-  return e as RpcError;
-}
+const rejection = (p: Promise<unknown>): Promise<RpcError> => expectRejection(RpcError, p);
 
 /** Sends raw frames on a fresh socket and returns the first `n` response frames' statuses. */
 async function rawExchange(h: Harness, frames: Uint8Array[], n: number) {

@@ -12,16 +12,9 @@ import { CreateContainerResult } from "../../../src/nri/runtime/create-result.js
 import { AdaptationError } from "../../../src/nri/runtime/errors.js";
 import { keyOwner, simpleOwner } from "../../../src/nri/runtime/owners.js";
 import { StopContainerResult, UpdateContainerResult } from "../../../src/nri/runtime/update-result.js";
+import { expectThrown } from "../../support/errors.js";
 
-function thrown(f: () => void): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AdaptationError);
-    return (e as Error).message;
-  }
-  throw new Error("expected a throw");
-}
+const thrown = (f: () => void): string => expectThrown(AdaptationError, f).message;
 
 const request = () => fromJson(CreateContainerRequestSchema, { container: { id: "ctr0", annotations: { orig: "v" } } });
 const reply = (json: object) => fromJson(CreateContainerResponseSchema, json as never);

@@ -3,16 +3,9 @@ import { Field } from "../../../gen/v1beta1/api_pb.js";
 import { AdaptationError } from "../../../src/nri/runtime/errors.js";
 import { goQuote } from "../../../src/nri/runtime/go-quote.js";
 import { keyOwner, keyOwners, Owners, simpleOwner } from "../../../src/nri/runtime/owners.js";
+import { expectThrown } from "../../support/errors.js";
 
-function thrown(f: () => void): string {
-  try {
-    f();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AdaptationError);
-    return (e as Error).message;
-  }
-  throw new Error("expected a throw");
-}
+const thrown = (f: () => void): string => expectThrown(AdaptationError, f).message;
 
 describe("Owners", () => {
   it("a single-valued field conflicts with the Go text, trailing space included", () => {

@@ -11,20 +11,15 @@ import { MessageType, encodeFrame } from "../../../src/ttrpc/frame.js";
 import { encodeResponse } from "../../../src/ttrpc/envelope.js";
 import { Code } from "../../../src/ttrpc/status.js";
 import { cleanups, runCleanups, scriptedPlugin, startRuntime, tempDir } from "../../support/nri-runtime.js";
+import { expectRejection } from "../../support/errors.js";
 
 afterEach(runCleanups);
 
 const pod = { id: "pod0" };
 const container = { id: "ctr0", podSandboxId: "pod0" };
 
-async function rpcError(p: Promise<unknown>): Promise<RpcError> {
-  const e = await p.then(
-    () => undefined,
-    (x: unknown) => x,
-  );
-  if (!(e instanceof RpcError)) throw new Error(`expected an RpcError, got ${String(e)}`);
-  return e;
-}
+
+const rpcError = (p: Promise<unknown>): Promise<RpcError> => expectRejection(RpcError, p);
 
 describe("registration", () => {
   it.each([
