@@ -596,6 +596,13 @@ function wireRequest(method: string, payload: Uint8Array = EMPTY, timeoutNano = 
   return encodeRequest({ service: SERVICE, method, payload, timeoutNano, metadata: [] });
 }
 
+/** Undefined when nothing arrives for 300 ms, as it must; else what came instead. */
+async function unanswered(rc: RawConn): Promise<string | undefined> {
+  const o = await attempt(rc.readFrame(300));
+  if (!o.ok && o.err instanceof NoFrame) return undefined;
+  return `expected silence, got ${frameString(o.ok ? o.value : ZERO_FRAME)} err=${o.ok ? "<nil>" : (o.err as Error).message}`;
+}
+
 /** Sends Echo on sid and expects the matching OK response. */
 async function rawEcho(rc: RawConn, sid: number, payload: string): Promise<[boolean, string]> {
   rc.writeFrame(sid, MessageType.Request, 0, wireRequest("Echo", bytes(payload)));
@@ -1084,10 +1091,8 @@ class Checker {
 
     await this.withRaw("raw-unknown-frame-type", 10_000, async (rc) => {
       rc.writeFrame(1, 0x7f, 0, bytes("mystery"));
-      const o = await attempt(rc.readFrame(300));
-      if (o.ok || !(o.err instanceof NoFrame)) {
-        return [false, `expected silence, got ${frameString(o.ok ? o.value : ZERO_FRAME)} err=${o.ok ? "<nil>" : (o.err as Error).message}`];
-      }
+      const noise = await unanswered(rc);
+      if (noise !== undefined) return [false, noise];
       const [eok, ed] = await rawEcho(rc, 3, "after unknown type");
       return [eok, "type 0x7f on odd stream 1: no answer, ignored; " + ed];
     });
@@ -1227,10 +1232,8 @@ class Checker {
 
     await this.withRaw("raw-client-response-frame-ignored", 10_000, async (rc) => {
       rc.writeFrame(1, MessageType.Response, 0, Uint8Array.of(0x12, 0x01, 0x78));
-      const o = await attempt(rc.readFrame(300));
-      if (o.ok || !(o.err instanceof NoFrame)) {
-        return [false, `expected silence, got ${frameString(o.ok ? o.value : ZERO_FRAME)} err=${o.ok ? "<nil>" : (o.err as Error).message}`];
-      }
+      const noise = await unanswered(rc);
+      if (noise !== undefined) return [false, noise];
       const [eok, ed] = await rawEcho(rc, 3, "after response frame");
       return [eok, "response-type frame from the client: no answer; " + ed];
     });

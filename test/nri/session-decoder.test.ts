@@ -113,56 +113,37 @@ describe("damaged copies of new-runtime--new-plugin", () => {
     expect(good).toEqual(want);
   }
 
-  it("a mux header with a bad conn id: the frame is skipped to the next one, the unanswerable response is flagged", () => {
-    const rs = decodeCapture(withByte(capture, "r2p", frame3.offset, 0x7f));
-    expect(errors(rs)).toEqual([
-      {
-        dir: "r2p",
-        offset: 953,
-        skipped: 362,
-        error: "mux: invalid frame header at offset 953: conn id 2130706433 is not 1 or 2: skipped 362 bytes to the next frame at offset 1315",
-      },
-      { dir: "p2r", offset: runAnswer.fileOffsets[0], error: "ttrpc: response on conn 1 stream 5 answers no request seen" },
-    ]);
-    expectOthersIntact(rs, [run, runAnswer]);
-  });
+  /** The RunPodSandbox answer, once its request is lost. */
+  const unanswered = { dir: "p2r", offset: runAnswer.fileOffsets[0], error: "ttrpc: response on conn 1 stream 5 answers no request seen" };
 
-  it("a mux length that runs over the next frame is caught by the frame inside it", () => {
-    const rs = decodeCapture(withByte(capture, "r2p", frame3.offset + 6, 0x11));
-    expect(errors(rs)[0]).toEqual({
-      dir: "r2p",
-      offset: 953,
-      skipped: 362,
-      error: "mux: invalid frame header at offset 953: length 4450 runs past the frame at offset 1315: skipped 362 bytes to the next frame at offset 1315",
-    });
-    expectOthersIntact(rs, [run, runAnswer]);
-  });
-
-  it("a ttrpc header with an unknown frame type: that frame is skipped, the rest of the conn decodes", () => {
-    const rs = decodeCapture(withByte(capture, "r2p", run.fileOffsets[0]! + 8, 9));
-    expect(errors(rs)).toEqual([
-      { dir: "p2r", offset: runAnswer.fileOffsets[0], error: "ttrpc: response on conn 1 stream 5 answers no request seen" },
-      {
-        dir: "r2p",
-        offset: 961,
-        skipped: 354,
-        error: "ttrpc: invalid frame header at offset 961 on conn 1: type 9: skipped 354 bytes to the next frame at offset 1323",
-      },
-    ]);
-    expectOthersIntact(rs, [run, runAnswer]);
-  });
-
-  it("a ttrpc length 64 KiB too long is caught by the good frame inside the extent it claims", () => {
-    const rs = decodeCapture(withByte(capture, "r2p", run.fileOffsets[0]! + 1, 1));
-    expect(errors(rs)).toEqual([
-      { dir: "p2r", offset: runAnswer.fileOffsets[0], error: "ttrpc: response on conn 1 stream 5 answers no request seen" },
-      {
-        dir: "r2p",
-        offset: 961,
-        skipped: 354,
-        error: "ttrpc: invalid frame of stream 5 at offset 961 on conn 1: length 65880 runs past a good frame: skipped 354 bytes to the next frame at offset 1323",
-      },
-    ]);
+  it.each([
+    [
+      "a mux header with a bad conn id: the frame is skipped to the next one, the unanswerable response is flagged",
+      frame3.offset,
+      0x7f,
+      [{ dir: "r2p", offset: 953, skipped: 362, error: "mux: invalid frame header at offset 953: conn id 2130706433 is not 1 or 2: skipped 362 bytes to the next frame at offset 1315" }, unanswered],
+    ],
+    [
+      "a mux length that runs over the next frame is caught by the frame inside it",
+      frame3.offset + 6,
+      0x11,
+      [{ dir: "r2p", offset: 953, skipped: 362, error: "mux: invalid frame header at offset 953: length 4450 runs past the frame at offset 1315: skipped 362 bytes to the next frame at offset 1315" }, unanswered],
+    ],
+    [
+      "a ttrpc header with an unknown frame type: that frame is skipped, the rest of the conn decodes",
+      run.fileOffsets[0]! + 8,
+      9,
+      [unanswered, { dir: "r2p", offset: 961, skipped: 354, error: "ttrpc: invalid frame header at offset 961 on conn 1: type 9: skipped 354 bytes to the next frame at offset 1323" }],
+    ],
+    [
+      "a ttrpc length 64 KiB too long is caught by the good frame inside the extent it claims",
+      run.fileOffsets[0]! + 1,
+      1,
+      [unanswered, { dir: "r2p", offset: 961, skipped: 354, error: "ttrpc: invalid frame of stream 5 at offset 961 on conn 1: length 65880 runs past a good frame: skipped 354 bytes to the next frame at offset 1323" }],
+    ],
+  ] as const)("%s", (_title, at, value, want) => {
+    const rs = decodeCapture(withByte(capture, "r2p", at, value));
+    expect(errors(rs)).toEqual(want);
     expectOthersIntact(rs, [run, runAnswer]);
   });
 
@@ -201,7 +182,7 @@ describe("damaged copies of new-runtime--new-plugin", () => {
 
   it("a frame missing from the middle loses only its message", () => {
     const rs = decodeCapture(withRemoved(capture, "r2p", frame3.offset, frame4.offset));
-    expect(errors(rs)).toEqual([{ dir: "p2r", offset: runAnswer.fileOffsets[0], error: "ttrpc: response on conn 1 stream 5 answers no request seen" }]);
+    expect(errors(rs)).toEqual([unanswered]);
     expectOthersIntact(rs, [run, runAnswer], { dir: "r2p", at: frame3.offset, by: frame3.offset - frame4.offset });
   });
 

@@ -20,17 +20,17 @@ describe("soak event ledger", () => {
     const second = signal();
     const a = ledger.track("createContainer pod-1-ctr-0", () => first.promise);
     const b = ledger.track("startContainer pod-2-ctr-0", () => second.promise);
-    now = 100;
-    expect(ledger.overdue()).toBeUndefined();
-    now = 150;
-    expect(ledger.overdue()).toBe("soak: createContainer pod-1-ctr-0 has not settled 150 ms after its turn (bound 100 ms; 2 events pending)");
+    const overdueAt = (t: number): string | undefined => {
+      now = t;
+      return ledger.overdue();
+    };
+    expect(overdueAt(100)).toBeUndefined();
+    expect(overdueAt(150)).toBe("soak: createContainer pod-1-ctr-0 has not settled 150 ms after its turn (bound 100 ms; 2 events pending)");
     first.fire();
     await a;
     // The second event's turn began when the first settled, at 150.
-    now = 240;
-    expect(ledger.overdue()).toBeUndefined();
-    now = 260;
-    expect(ledger.overdue()).toBe("soak: startContainer pod-2-ctr-0 has not settled 110 ms after its turn (bound 100 ms; 1 events pending)");
+    expect(overdueAt(240)).toBeUndefined();
+    expect(overdueAt(260)).toBe("soak: startContainer pod-2-ctr-0 has not settled 110 ms after its turn (bound 100 ms; 1 events pending)");
     second.fire();
     await b;
     expect(ledger.overdue()).toBeUndefined();
