@@ -1,13 +1,13 @@
 import { connect, createServer } from "node:net";
 import { Duplex } from "node:stream";
 import { setImmediate as tick } from "node:timers/promises";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Client } from "../../src/ttrpc/client.js";
 import { ClosedError, ProtocolError, RpcError } from "../../src/ttrpc/errors.js";
 import { MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
 import { eventually } from "../support/wait.js";
 import { expectRejection } from "../support/errors.js";
-import { Code, Harness, enc } from "./harness.js";
+import { Code, enc, useHarness } from "./harness.js";
 
 const rejection = (p: Promise<unknown>): Promise<RpcError> => expectRejection(RpcError, p);
 
@@ -20,9 +20,7 @@ class HandFed extends Duplex {
 }
 
 describe("connection ends", () => {
-  const h = new Harness();
-  beforeAll(() => h.start());
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it("an orderly close is a ClosedError, never a ProtocolError, and pending calls fail UNAVAILABLE with it", async () => {
     const c = await h.client();

@@ -1,4 +1,5 @@
 import { type Socket, connect } from "node:net";
+import { afterAll, beforeAll } from "vitest";
 import { Client } from "../../src/ttrpc/client.js";
 import type { ConnectionOptions } from "../../src/ttrpc/connection.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
@@ -95,3 +96,11 @@ export class Harness {
 }
 
 export { Code };
+
+/** A Harness serving for the calling describe block: started before its tests, closed after. */
+export function useHarness(): Harness {
+  const h = new Harness();
+  beforeAll(() => h.start());
+  afterAll(() => h.close());
+  return h;
+}

@@ -1,11 +1,11 @@
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Client } from "../../src/ttrpc/client.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { runs } from "../support/fc.js";
 import { eventually } from "../support/wait.js";
-import { Harness, dec, enc } from "./harness.js";
+import { type Harness, dec, enc, useHarness } from "./harness.js";
 
 /** What the model knows: how many connections were dropped so far. */
 interface Model {
@@ -190,9 +190,7 @@ const commands = [
 ];
 
 describe("ttrpc client/server model", () => {
-  const harness = new Harness();
-  beforeAll(() => harness.start());
-  afterAll(() => harness.close());
+  const harness = useHarness();
 
   it("every call settles exactly once with the right outcome and no stream leaks", async () => {
     await fc.assert(

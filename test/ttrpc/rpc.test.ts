@@ -1,12 +1,12 @@
 import { once } from "node:events";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { decodeResponse, encodeRequest } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { Flag, FrameDecoder, MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { eventually } from "../support/wait.js";
 import { expectRejection } from "../support/errors.js";
-import { Code, Harness, dec, enc, testServer } from "./harness.js";
+import { Code, Harness, dec, enc, testServer, useHarness } from "./harness.js";
 
 const rejection = (p: Promise<unknown>): Promise<RpcError> => expectRejection(RpcError, p);
 
@@ -34,9 +34,7 @@ const request = (id: number, method: string, payload: string, flags = 0) =>
   encodeFrame(id, MessageType.Request, flags, encodeRequest({ service: "t.Test", method, payload: enc(payload), timeoutNano: 0, metadata: [] }));
 
 describe("ttrpc client and server", () => {
-  const h = new Harness();
-  beforeAll(() => h.start());
-  afterAll(() => h.close());
+  const h = useHarness();
 
   it("answers unknown services and methods UNIMPLEMENTED with the reference's messages", async () => {
     const c = await h.client();
