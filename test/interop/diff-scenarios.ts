@@ -139,6 +139,10 @@ function cu(containerId: string, resources: Json, ignoreFailure = false): Json {
 const OK: Action = {};
 const VALIDATOR: Script = { events: ["ValidateContainerAdjustment"] };
 const CREATE_ONLY = ["CreateContainer"];
+/** A plugin subscribed to CreateContainer only, answering its 1st, 2nd, ... call with `answers` (the last repeats). */
+function creator(idx: string, name: string, ...answers: Action[]): External {
+  return plugin(idx, name, { events: CREATE_ONLY, on: { CreateContainer: answers } });
+}
 
 // --- conflict matrix: two plugins claiming the same thing, one CreateContainer each ------------
 
@@ -215,9 +219,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "annotations: set, removal-only markers, the replace idiom, what later plugins see",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { x: "a", y: "a" } })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { "-y": "", z: "b", "-orig": "" } })] } }),
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { "-x": "", x: "c" } })] } }),
+      creator("10", "a", adjust({ annotations: { x: "a", y: "a" } })),
+      creator("20", "b", adjust({ annotations: { "-y": "", z: "b", "-orig": "" } })),
+      creator("30", "c", adjust({ annotations: { "-x": "", x: "c" } })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1", { annotations: { orig: "o", keep: "k" } }))],
@@ -227,10 +231,10 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "mounts: additions, modification of an original mount, removal of an earlier plugin's and of an original mount",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ mounts: [{ destination: "/x", source: "/src/x", type: "bind", options: ["rbind", "ro"] }, { destination: "/y", source: "/src/y", type: "bind" }] })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ mounts: [{ destination: "-/x" }, { destination: "/orig-a", source: "/changed", type: "bind" }] })] } }),
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ mounts: [{ destination: "-/orig-b" }] })] } }),
-      plugin("40", "d", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ mounts: [{ destination: "-/y" }, { destination: "/y", source: "/src/d", type: "bind" }] })] } }),
+      creator("10", "a", adjust({ mounts: [{ destination: "/x", source: "/src/x", type: "bind", options: ["rbind", "ro"] }, { destination: "/y", source: "/src/y", type: "bind" }] })),
+      creator("20", "b", adjust({ mounts: [{ destination: "-/x" }, { destination: "/orig-a", source: "/changed", type: "bind" }] })),
+      creator("30", "c", adjust({ mounts: [{ destination: "-/orig-b" }] })),
+      creator("40", "d", adjust({ mounts: [{ destination: "-/y" }, { destination: "/y", source: "/src/d", type: "bind" }] })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1", { mounts: [{ destination: "/orig-a", source: "/a", type: "bind" }, { destination: "/orig-b", source: "/b", type: "bind" }] }))],
@@ -240,8 +244,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "several unmatched mount removal markers in one reply (Go appends them in map order: normalized)",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ mounts: [{ destination: "-/m1" }, { destination: "-/m2" }, { destination: "-/m3" }, { destination: "/m4", source: "/s", type: "bind" }] })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ mounts: [{ destination: "/m5", source: "/s", type: "bind" }] })] } }),
+      creator("10", "a", adjust({ mounts: [{ destination: "-/m1" }, { destination: "-/m2" }, { destination: "-/m3" }, { destination: "/m4", source: "/s", type: "bind" }] })),
+      creator("20", "b", adjust({ mounts: [{ destination: "/m5", source: "/s", type: "bind" }] })),
     ],
     steps: [create(ctr("ctr1", { mounts: [{ destination: "/m1", source: "/a", type: "bind" }, { destination: "/m2", source: "/a", type: "bind" }] }))],
   },
@@ -250,9 +254,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "env: additions, modification, hiding an original variable, removing an earlier plugin's, taking one over",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "X", value: "a" }, { key: "Y", value: "a" }, { key: "T", value: "a" }] })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "-X" }, { key: "-A" }, { key: "B", value: "3" }] })] } }),
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "-T" }, { key: "T", value: "c" }] })] } }),
+      creator("10", "a", adjust({ env: [{ key: "X", value: "a" }, { key: "Y", value: "a" }, { key: "T", value: "a" }] })),
+      creator("20", "b", adjust({ env: [{ key: "-X" }, { key: "-A" }, { key: "B", value: "3" }] })),
+      creator("30", "c", adjust({ env: [{ key: "-T" }, { key: "T", value: "c" }] })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1"))],
@@ -262,8 +266,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "devices: additions, modification of an original device, removals (never in the reply)",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ linux: { devices: [{ path: "/dev/a", type: "c", major: "1", minor: "1", fileMode: { value: 438 }, uid: { value: 0 }, gid: { value: 0 } }, { path: "/dev/b", type: "b", major: "8", minor: "0" }] } })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ linux: { devices: [{ path: "-/dev/a" }, { path: "-/dev/orig1" }, { path: "/dev/orig2", type: "c", major: "5", minor: "5" }] } })] } }),
+      creator("10", "a", adjust({ linux: { devices: [{ path: "/dev/a", type: "c", major: "1", minor: "1", fileMode: { value: 438 }, uid: { value: 0 }, gid: { value: 0 } }, { path: "/dev/b", type: "b", major: "8", minor: "0" }] } })),
+      creator("20", "b", adjust({ linux: { devices: [{ path: "-/dev/a" }, { path: "-/dev/orig1" }, { path: "/dev/orig2", type: "c", major: "5", minor: "5" }] } })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1", { linux: { devices: [{ path: "/dev/orig1", type: "c", major: "1", minor: "3" }, { path: "/dev/orig2", type: "c", major: "1", minor: "5" }] } }))],
@@ -273,8 +277,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "args (replace, clear-and-take-over), hooks accumulating, rlimits and CDI devices appended",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ args: ["/bin/a", "--x"], hooks: { prestart: [{ path: "/hook/a", args: ["a"], env: ["E=1"], timeout: { value: 5 } }], createRuntime: [{ path: "/hook/cr" }] }, rlimits: [{ type: "RLIMIT_NOFILE", hard: "1024", soft: "512" }], CDIDevices: [{ name: "vendor.com/dev=a" }] }), adjust({ args: ["/bin/a"] })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ args: ["", "/bin/b"], hooks: { prestart: [{ path: "/hook/b" }], poststop: [{ path: "/hook/b-stop" }], createContainer: [{ path: "/hook/cc" }], startContainer: [{ path: "/hook/sc" }], poststart: [{ path: "/hook/ps" }] }, rlimits: [{ type: "RLIMIT_NPROC", hard: "10", soft: "10" }], CDIDevices: [{ name: "vendor.com/dev=b" }] }), adjust({ args: ["/bin/b"] })] } }),
+      creator("10", "a", adjust({ args: ["/bin/a", "--x"], hooks: { prestart: [{ path: "/hook/a", args: ["a"], env: ["E=1"], timeout: { value: 5 } }], createRuntime: [{ path: "/hook/cr" }] }, rlimits: [{ type: "RLIMIT_NOFILE", hard: "1024", soft: "512" }], CDIDevices: [{ name: "vendor.com/dev=a" }] }), adjust({ args: ["/bin/a"] })),
+      creator("20", "b", adjust({ args: ["", "/bin/b"], hooks: { prestart: [{ path: "/hook/b" }], poststop: [{ path: "/hook/b-stop" }], createContainer: [{ path: "/hook/cc" }], startContainer: [{ path: "/hook/sc" }], poststart: [{ path: "/hook/ps" }] }, rlimits: [{ type: "RLIMIT_NPROC", hard: "10", soft: "10" }], CDIDevices: [{ name: "vendor.com/dev=b" }] }), adjust({ args: ["/bin/b"] })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2"))],
@@ -284,42 +288,32 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "every linux resource field from two plugins, and what the container then looks like",
     state: STATE,
     plugins: [
-      plugin("10", "a", {
-        events: CREATE_ONLY,
-        on: {
-          CreateContainer: [
-            adjust({
-              linux: {
-                resources: {
-                  memory: { limit: { value: "1000" }, reservation: { value: "500" }, swap: { value: "2000" }, kernel: { value: "10" }, kernelTcp: { value: "11" }, swappiness: { value: "60" }, disableOomKiller: { value: true }, useHierarchy: { value: false } },
-                  hugepageLimits: [{ pageSize: "2MB", limit: "4096" }],
-                  unified: { "memory.high": "900" },
-                  devices: [{ allow: true, type: "c", major: { value: "1" }, minor: { value: "3" }, access: "rwm" }],
-                },
-              },
-            }),
-          ],
-        },
-      }),
-      plugin("20", "b", {
-        events: CREATE_ONLY,
-        on: {
-          CreateContainer: [
-            adjust({
-              linux: {
-                resources: {
-                  cpu: { shares: { value: "512" }, quota: { value: "-1" }, period: { value: "100000" }, realtimeRuntime: { value: "5" }, realtimePeriod: { value: "6" }, cpus: "0-1", mems: "0" },
-                  hugepageLimits: [{ pageSize: "1GB", limit: "1" }],
-                  unified: { "cpu.weight": "50" },
-                  blockioClass: { value: "gold" },
-                  rdtClass: { value: "silver" },
-                  pids: { limit: "100" },
-                },
-              },
-            }),
-          ],
-        },
-      }),
+      creator("10", "a",
+        adjust({
+          linux: {
+            resources: {
+              memory: { limit: { value: "1000" }, reservation: { value: "500" }, swap: { value: "2000" }, kernel: { value: "10" }, kernelTcp: { value: "11" }, swappiness: { value: "60" }, disableOomKiller: { value: true }, useHierarchy: { value: false } },
+              hugepageLimits: [{ pageSize: "2MB", limit: "4096" }],
+              unified: { "memory.high": "900" },
+              devices: [{ allow: true, type: "c", major: { value: "1" }, minor: { value: "3" }, access: "rwm" }],
+            },
+          },
+        }),
+      ),
+      creator("20", "b",
+        adjust({
+          linux: {
+            resources: {
+              cpu: { shares: { value: "512" }, quota: { value: "-1" }, period: { value: "100000" }, realtimeRuntime: { value: "5" }, realtimePeriod: { value: "6" }, cpus: "0-1", mems: "0" },
+              hugepageLimits: [{ pageSize: "1GB", limit: "1" }],
+              unified: { "cpu.weight": "50" },
+              blockioClass: { value: "gold" },
+              rdtClass: { value: "silver" },
+              pids: { limit: "100" },
+            },
+          },
+        }),
+      ),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1", { linux: { resources: { memory: { limit: { value: "5" } }, unified: { "io.max": "1" } } } }))],
@@ -329,43 +323,33 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "cgroups path, oom score, io priority, seccomp, namespaces, sysctl, net devices, scheduler, rdt, memory policy",
     state: STATE,
     plugins: [
-      plugin("10", "a", {
-        events: CREATE_ONLY,
-        on: {
-          CreateContainer: [
-            adjust({
-              linux: {
-                cgroupsPath: "/kubepods/a",
-                oomScoreAdj: { value: -100 },
-                ioPriority: { class: "IOPRIO_CLASS_BE", priority: 4 },
-                namespaces: [{ type: "network", path: "/var/run/netns/a" }, { type: "-ipc" }],
-                sysctl: { "net.core.somaxconn": "1024", "kernel.x": "1" },
-                netDevices: { eth1: { name: "net1" } },
-                rdt: { closId: { value: "a" }, schemata: { value: ["L3:0=ff"] } },
-              },
-            }),
-          ],
-        },
-      }),
-      plugin("20", "b", {
-        events: CREATE_ONLY,
-        on: {
-          CreateContainer: [
-            adjust({
-              linux: {
-                seccompPolicy: { defaultAction: "SCMP_ACT_ERRNO", defaultErrno: { value: 1 }, architectures: ["SCMP_ARCH_X86_64"], syscalls: [{ names: ["read"], action: "SCMP_ACT_ALLOW" }] },
-                namespaces: [{ type: "uts", path: "/u" }],
-                sysctl: { "-kernel.x": "", "-net.orig": "", "vm.y": "2" },
-                netDevices: { "-eth1": {}, eth2: { name: "net2" } },
-                scheduler: { policy: "SCHED_DEADLINE", nice: 1, priority: 2, flags: ["SCHED_FLAG_RECLAIM"], runtime: "3", deadline: "4", period: "5" },
-                rdt: { remove: true, enableMonitoring: { value: true } },
-                memoryPolicy: { mode: "MPOL_BIND", nodes: "0-1", flags: ["MPOL_F_STATIC_NODES"] },
-              },
-            }),
-          ],
-        },
-      }),
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ linux: { rdt: { remove: true } } })] } }),
+      creator("10", "a",
+        adjust({
+          linux: {
+            cgroupsPath: "/kubepods/a",
+            oomScoreAdj: { value: -100 },
+            ioPriority: { class: "IOPRIO_CLASS_BE", priority: 4 },
+            namespaces: [{ type: "network", path: "/var/run/netns/a" }, { type: "-ipc" }],
+            sysctl: { "net.core.somaxconn": "1024", "kernel.x": "1" },
+            netDevices: { eth1: { name: "net1" } },
+            rdt: { closId: { value: "a" }, schemata: { value: ["L3:0=ff"] } },
+          },
+        }),
+      ),
+      creator("20", "b",
+        adjust({
+          linux: {
+            seccompPolicy: { defaultAction: "SCMP_ACT_ERRNO", defaultErrno: { value: 1 }, architectures: ["SCMP_ARCH_X86_64"], syscalls: [{ names: ["read"], action: "SCMP_ACT_ALLOW" }] },
+            namespaces: [{ type: "uts", path: "/u" }],
+            sysctl: { "-kernel.x": "", "-net.orig": "", "vm.y": "2" },
+            netDevices: { "-eth1": {}, eth2: { name: "net2" } },
+            scheduler: { policy: "SCHED_DEADLINE", nice: 1, priority: 2, flags: ["SCHED_FLAG_RECLAIM"], runtime: "3", deadline: "4", period: "5" },
+            rdt: { remove: true, enableMonitoring: { value: true } },
+            memoryPolicy: { mode: "MPOL_BIND", nodes: "0-1", flags: ["MPOL_F_STATIC_NODES"] },
+          },
+        }),
+      ),
+      creator("30", "c", adjust({ linux: { rdt: { remove: true } } })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [
@@ -377,7 +361,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "an empty reply, a reply with only linux (the rdt quirk), and evictions (ignored)",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [{ response: {} }, adjust({ linux: {} }), { response: { evict: [{ containerId: "ctr0", reason: "make room" }] } }] } }),
+      creator("10", "a", { response: {} }, adjust({ linux: {} }), { response: { evict: [{ containerId: "ctr0", reason: "make room" }] } }),
       plugin("20", "b", { events: ["CreateContainer", "UpdateContainer"], on: { UpdateContainer: [{ response: { evict: [{ containerId: "ctr0", reason: "x" }] } }] } }),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3")), update(ctr("ctr1"))],
@@ -387,8 +371,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "every conflict kind between two plugins (one CreateContainer each), a plugin against itself, and what never conflicts",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: CONFLICTS.map(([, a]) => adjust(a)) } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: CONFLICTS.map(([, , b]) => adjust(b)) } }),
+      creator("10", "a", ...CONFLICTS.map(([, a]) => adjust(a))),
+      creator("20", "b", ...CONFLICTS.map(([, , b]) => adjust(b))),
     ],
     steps: CONFLICTS.map((_, i) => create(ctr(`c${i}`))),
   },
@@ -397,9 +381,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "a conflict aborts the event before later plugins run; the next event starts clean",
     state: STATE,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "K", value: "a" }], annotations: { n: "1" } })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "K", value: "b" }] }), OK] } }),
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { c: "1" } })] } }),
+      creator("10", "a", adjust({ env: [{ key: "K", value: "a" }], annotations: { n: "1" } })),
+      creator("20", "b", adjust({ env: [{ key: "K", value: "b" }] }), OK),
+      creator("30", "c", adjust({ annotations: { c: "1" } })),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2"))],
   },
@@ -408,33 +392,23 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "updates of other containers during CreateContainer: merging, ignore_failure, conflicts, the creating container",
     state: STATE,
     plugins: [
-      plugin("10", "a", {
-        events: CREATE_ONLY,
-        on: {
-          CreateContainer: [
-            adjust({}, [cu("ctr0", { memory: { limit: { value: "1000" } } })]),
-            adjust({}, [cu("ctr0", { memory: { limit: { value: "1000" } } })]),
-            adjust({}, [cu("ctr0", { memory: { limit: { value: "1000" } } })]),
-            adjust({}, [cu("ctr4", { cpu: { shares: { value: "2" } } })]),
-            adjust({}, [cu("ctr0", { pids: { limit: "7" }, unified: { "pids.max": "7" }, hugepageLimits: [{ pageSize: "2MB", limit: "1" }], blockioClass: { value: "b" }, rdtClass: { value: "r" }, devices: [{ allow: true, access: "r" }] })]),
-            adjust({}, [{ containerId: "ctr0" }]),
-          ],
-        },
-      }),
-      plugin("20", "b", {
-        events: CREATE_ONLY,
-        on: {
-          CreateContainer: [
-            adjust({}, [cu("ctr0", { cpu: { shares: { value: "512" } } }, true), cu("ctr9", { cpu: { cpus: "1" } }, true)]),
-            adjust({}, [cu("ctr0", { memory: { limit: { value: "2000" } } }, true), cu("ctr9", { memory: { limit: { value: "1" } } })]),
-            adjust({}, [cu("ctr0", { memory: { limit: { value: "2000" } } })]),
-            OK,
-            adjust({}, [cu("ctr0", { cpu: { quota: { value: "5" } } })]),
-            OK,
-          ],
-        },
-      }),
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [OK, OK, OK, adjust({}, [cu("ctr4", {})])] } }),
+      creator("10", "a",
+        adjust({}, [cu("ctr0", { memory: { limit: { value: "1000" } } })]),
+        adjust({}, [cu("ctr0", { memory: { limit: { value: "1000" } } })]),
+        adjust({}, [cu("ctr0", { memory: { limit: { value: "1000" } } })]),
+        adjust({}, [cu("ctr4", { cpu: { shares: { value: "2" } } })]),
+        adjust({}, [cu("ctr0", { pids: { limit: "7" }, unified: { "pids.max": "7" }, hugepageLimits: [{ pageSize: "2MB", limit: "1" }], blockioClass: { value: "b" }, rdtClass: { value: "r" }, devices: [{ allow: true, access: "r" }] })]),
+        adjust({}, [{ containerId: "ctr0" }]),
+      ),
+      creator("20", "b",
+        adjust({}, [cu("ctr0", { cpu: { shares: { value: "512" } } }, true), cu("ctr9", { cpu: { cpus: "1" } }, true)]),
+        adjust({}, [cu("ctr0", { memory: { limit: { value: "2000" } } }, true), cu("ctr9", { memory: { limit: { value: "1" } } })]),
+        adjust({}, [cu("ctr0", { memory: { limit: { value: "2000" } } })]),
+        OK,
+        adjust({}, [cu("ctr0", { cpu: { quota: { value: "5" } } })]),
+        OK,
+      ),
+      creator("30", "c", OK, OK, OK, adjust({}, [cu("ctr4", {})])),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3")), create(ctr("ctr4")), create(ctr("ctr5")), create(ctr("ctr6"))],
@@ -484,9 +458,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     state: STATE,
     requestTimeoutMs: SHORT_MS,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { a: "1" }, env: [{ key: "-A" }, { key: "N", value: "1" }], hooks: { prestart: [{ path: "/h" }] } }, [cu("ctr0", { cpu: { shares: { value: "3" } } })])] } }),
+      creator("10", "a", adjust({ annotations: { a: "1" }, env: [{ key: "-A" }, { key: "N", value: "1" }], hooks: { prestart: [{ path: "/h" }] } }, [cu("ctr0", { cpu: { shares: { value: "3" } } })])),
       plugin("15", "pods-only", { events: ["RunPodSandbox"] }),
-      plugin("20", "slow", { events: CREATE_ONLY, on: { CreateContainer: [{ hang: true }] } }),
+      creator("20", "slow", { hang: true }),
       plugin("80", "v1", { events: ["ValidateContainerAdjustment"], on: { ValidateContainerAdjustment: [OK, { response: { reject: true, reason: "no way" } }, OK, { error: "broken" }, { response: { reject: true, reason: "v1 says no" } }, OK] } }),
       plugin("90", "v2", { events: ["ValidateContainerAdjustment"], on: { ValidateContainerAdjustment: [OK, OK, { response: { reject: true } }, OK, { response: { reject: true, reason: "v2 says no" } }, OK] } }),
     ],
@@ -499,7 +473,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     state: STATE,
     requestTimeoutMs: SHORT_MS,
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { a: "1" } })] } }),
+      creator("10", "a", adjust({ annotations: { a: "1" } })),
       plugin("80", "keep", { events: ["ValidateContainerAdjustment"], failurePolicy: { keepConnected: true }, on: { ValidateContainerAdjustment: [{ hang: true }, OK] } }),
       plugin("90", "drop", { events: ["ValidateContainerAdjustment"], failurePolicy: { failRequest: false }, on: { ValidateContainerAdjustment: [OK, { hang: true }, OK] } }),
     ],
@@ -509,7 +483,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   "validator-by-zero-mask": {
     description: "events 0 on the wire subscribes to everything, validation included",
     state: STATE,
-    plugins: [plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { a: "1" } })] } }), plugin("50", "all", { rawEvents: 0 })],
+    plugins: [creator("10", "a", adjust({ annotations: { a: "1" } })), plugin("50", "all", { rawEvents: 0 })],
     steps: [podEvent("RunPodSandbox"), create(ctr("ctr1")), ctrEvent("StartContainer", ctr("ctr1"))],
   },
 
@@ -518,8 +492,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     state: STATE,
     defaultValidator: { enable: true, rejectOCIHookAdjustment: true },
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ hooks: { prestart: [{ path: "/a" }] } }), adjust({ hooks: { poststop: [{ path: "/a" }] } }), OK] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [OK, adjust({ hooks: { prestart: [{ path: "/b" }] } }), adjust({ annotations: { b: "1" } })] } }),
+      creator("10", "a", adjust({ hooks: { prestart: [{ path: "/a" }] } }), adjust({ hooks: { poststop: [{ path: "/a" }] } }), OK),
+      creator("20", "b", OK, adjust({ hooks: { prestart: [{ path: "/b" }] } }), adjust({ annotations: { b: "1" } })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3"))],
@@ -529,7 +503,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "default validator: seccomp policy adjustment by container profile, rejected for unconfined and custom only",
     state: STATE,
     defaultValidator: { enable: true, rejectUnconfinedSeccompAdjustment: true, rejectCustomSeccompAdjustment: true },
-    plugins: [plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ linux: { seccompPolicy: { defaultAction: "SCMP_ACT_ALLOW" } } })] } })],
+    plugins: [creator("10", "a", adjust({ linux: { seccompPolicy: { defaultAction: "SCMP_ACT_ALLOW" } } }))],
     steps: [
       create(ctr("ctr1")),
       create(ctr("ctr2", { linux: { seccompProfile: { profileType: "UNCONFINED" } } })),
@@ -542,7 +516,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "default validator: seccomp policy adjustment rejected for runtime-default containers only",
     state: STATE,
     defaultValidator: { enable: true, rejectRuntimeDefaultSeccompAdjustment: true },
-    plugins: [plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ linux: { seccompPolicy: { defaultAction: "SCMP_ACT_ALLOW" } } })] } })],
+    plugins: [creator("10", "a", adjust({ linux: { seccompPolicy: { defaultAction: "SCMP_ACT_ALLOW" } } }))],
     steps: [
       create(ctr("ctr1")),
       create(ctr("ctr3", { linux: { seccompProfile: { profileType: "RUNTIME_DEFAULT" } } })),
@@ -555,8 +529,8 @@ export const SCENARIOS: Record<string, Scenario> = {
     state: STATE,
     defaultValidator: { enable: true, rejectNamespaceAdjustment: true, rejectSysctlAdjustment: true },
     plugins: [
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ linux: { namespaces: [{ type: "ipc", path: "/x" }] } }), OK, adjust({ linux: { sysctl: { "-net.y": "" } } })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [OK, adjust({ linux: { sysctl: { "net.x": "1" } } }), OK] } }),
+      creator("10", "a", adjust({ linux: { namespaces: [{ type: "ipc", path: "/x" }] } }), OK, adjust({ linux: { sysctl: { "-net.y": "" } } })),
+      creator("20", "b", OK, adjust({ linux: { sysctl: { "net.x": "1" } } }), OK),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3"))],
   },
@@ -627,7 +601,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     plugins: [
       plugin("10", "quits", { events: CREATE_ONLY, failurePolicy: { keepConnected: true }, on: { CreateContainer: [{ exit: true }] } }),
       plugin("20", "strict", { events: CREATE_ONLY, failurePolicy: { failRequest: true, keepConnected: true }, on: { CreateContainer: [adjust({ annotations: { s: "1" } }), { exit: true }] } }),
-      plugin("30", "ok", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
+      creator("30", "ok", adjust({ annotations: { ok: "1" } })),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2")), create(ctr("ctr3"))],
   },
@@ -708,10 +682,10 @@ export const SCENARIOS: Record<string, Scenario> = {
     description: "invocation by index whatever the connection order; a duplicate name is a second plugin",
     state: STATE,
     plugins: [
-      plugin("30", "c", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "C", value: "c" }] }), OK] } }),
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "A1", value: "a" }] }), adjust({ env: [{ key: "D", value: "1" }] })] } }),
-      plugin("20", "b", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "B", value: "b" }] }), OK] } }),
-      plugin("10", "a", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ env: [{ key: "A2", value: "a" }] }), adjust({ env: [{ key: "D", value: "2" }] })] } }),
+      creator("30", "c", adjust({ env: [{ key: "C", value: "c" }] }), OK),
+      creator("10", "a", adjust({ env: [{ key: "A1", value: "a" }] }), adjust({ env: [{ key: "D", value: "1" }] })),
+      creator("20", "b", adjust({ env: [{ key: "B", value: "b" }] }), OK),
+      creator("10", "a", adjust({ env: [{ key: "A2", value: "a" }] }), adjust({ env: [{ key: "D", value: "2" }] })),
       plugin("90", "v", VALIDATOR),
     ],
     steps: [create(ctr("ctr1")), create(ctr("ctr2"))],
@@ -730,7 +704,7 @@ export const SCENARIOS: Record<string, Scenario> = {
       plugin("15", "configure-fails", { configureError: "no configuration for me" }),
       plugin("16", "never-registers", { hangRegister: true }),
       plugin("17", "sync-fails", { synchronize: { error: "cannot sync" } }),
-      plugin("20", "good", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { good: "1" } })] } }),
+      creator("20", "good", adjust({ annotations: { good: "1" } })),
     ],
     steps: [create(ctr("ctr1"))],
   },
@@ -752,7 +726,7 @@ export const SCENARIOS: Record<string, Scenario> = {
     requestTimeoutMs: SHORT_MS,
     plugins: [
       plugin("10", "hangs", { events: CREATE_ONLY, synchronize: { hang: true } }),
-      plugin("20", "ok", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
+      creator("20", "ok", adjust({ annotations: { ok: "1" } })),
     ],
     steps: [create(ctr("ctr1"))],
   },
@@ -798,7 +772,7 @@ export const SCENARIOS: Record<string, Scenario> = {
       { file: "20-other", script: { events: ["CreateContainer", "RunPodSandbox"], on: { CreateContainer: [adjust({ env: [{ key: "OTHER", value: "1" }] })] } } },
       { file: "30-plain", script: { events: ["RunPodSandbox"] } },
     ],
-    plugins: [plugin("25", "ext", { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { ext: "1" } })] } })],
+    plugins: [creator("25", "ext", adjust({ annotations: { ext: "1" } }))],
     steps: [podEvent("RunPodSandbox"), create(ctr("ctr1"))],
   },
 
