@@ -396,14 +396,19 @@ function peerServer(): Server {
   return server;
 }
 
-async function runServe(args: readonly string[]): Promise<number> {
+/** The required --socket of a command; undefined, with the usage on stderr, when it is missing. */
+function socketFlag(args: readonly string[], command: string): string | undefined {
   const flags = parseFlags(args, ["socket"]);
   const socket = typeof flags === "string" ? undefined : flags.get("socket");
-  if (socket === undefined || socket === "") {
-    if (typeof flags === "string") process.stderr.write(flags + "\n");
-    process.stderr.write("usage: ts-peer serve --socket PATH\n");
-    return 2;
-  }
+  if (socket !== undefined && socket !== "") return socket;
+  if (typeof flags === "string") process.stderr.write(flags + "\n");
+  process.stderr.write(`usage: ts-peer ${command} --socket PATH\n`);
+  return undefined;
+}
+
+async function runServe(args: readonly string[]): Promise<number> {
+  const socket = socketFlag(args, "serve");
+  if (socket === undefined) return 2;
   const server = peerServer();
   try {
     await server.listen(socket);
@@ -1274,13 +1279,8 @@ class Checker {
 }
 
 async function runCall(args: readonly string[]): Promise<number> {
-  const flags = parseFlags(args, ["socket"]);
-  const socket = typeof flags === "string" ? undefined : flags.get("socket");
-  if (socket === undefined || socket === "") {
-    if (typeof flags === "string") process.stderr.write(flags + "\n");
-    process.stderr.write("usage: ts-peer call --socket PATH\n");
-    return 2;
-  }
+  const socket = socketFlag(args, "call");
+  if (socket === undefined) return 2;
   const c = new Checker(socket);
   let cl: Client;
   try {
