@@ -83,6 +83,9 @@ abstract class Resync {
   /** Whether a good frame starts at `p`: true, false, or undefined while the bytes that tell are missing. */
   protected abstract candidate(p: number): boolean | undefined;
 
+  /** Where the frame at `r` ends if it is acceptable as a link of a chain ending at `end`, else -1. */
+  protected abstract link(r: number, end: number): number;
+
   /** Where the bytes are known to end, or undefined while more may come. */
   protected get knownEnd(): number | undefined {
     return this.whole !== undefined ? this.whole.length : this.ended ? this.run.end : undefined;
@@ -120,6 +123,39 @@ abstract class Resync {
     if (this.knownEnd !== undefined) return -1;
     this.scanPos = Math.max(from, this.known - this.headerLength + 1);
     return undefined;
+  }
+
+  /**
+   * A good frame inside the extent a frame at `at` claims, up to `end`, given the whole bytes:
+   * with `anyFrame` the first candidate inside; else the first position from which linked frames
+   * chain exactly to `end` (the frame's length may have been damaged into another's end). -1 if none.
+   */
+  protected frameInside(at: number, end: number, anyFrame: boolean): number {
+    if (anyFrame) {
+      const inside = this.findFrame(at + 1);
+      return inside !== undefined && inside >= 0 && inside < end ? inside : -1;
+    }
+    for (let q = at + 1; q + this.headerLength <= end; q++) {
+      let r = q;
+      while (r + this.headerLength <= end) {
+        const next = this.link(r, end);
+        if (next < 0) break;
+        r = next;
+      }
+      if (r === end && r !== q) return q;
+    }
+    return -1;
+  }
+
+  /** Resyncs after damage; true when done, false when more bytes are needed. */
+  protected abstract scan(): boolean;
+
+  /** Reads on while no damage is found; false when more bytes are needed. */
+  protected abstract read(): boolean;
+
+  /** Works through the bytes held until more are needed. */
+  protected step(): void {
+    for (;;) if (!(this.scanning ? this.scan() : this.read())) return;
   }
 
   /** Damage at `at`: scanning for the next good frame starts after it. */
@@ -245,60 +281,49 @@ export class TrunkScanner extends Resync {
    * may have been damaged into another frame's end.
    */
   private overreach(p: number, length: number): string | undefined {
-    const next = p + MUX_HEADER_LENGTH + length;
-    if (this.chained(p) === false) {
-      const inside = this.findFrame(p + 1);
-      return inside !== undefined && inside >= 0 && inside < next ? `length ${length} runs past the frame at offset ${inside}` : undefined;
-    }
-    for (let q = p + 1; q + MUX_HEADER_LENGTH <= next; q++) {
-      let r = q;
-      while (r + MUX_HEADER_LENGTH <= next) {
-        const n = this.u32(r + 4);
-        if (n === 0 || !this.plausible(this.u32(r), n)) break;
-        r += MUX_HEADER_LENGTH + n;
-      }
-      if (r === next && r !== q) return `length ${length} runs past the frame at offset ${q}`;
-    }
-    return undefined;
+    const inside = this.frameInside(p, p + MUX_HEADER_LENGTH + length, this.chained(p) === false);
+    return inside < 0 ? undefined : `length ${length} runs past the frame at offset ${inside}`;
   }
 
-  private step(): void {
+  /** A link of a chain: any plausible header of a non-empty frame. */
+  protected link(r: number): number {
+    const n = this.u32(r + 4);
+    return n === 0 || !this.plausible(this.u32(r), n) ? -1 : r + MUX_HEADER_LENGTH + n;
+  }
+
+  /** Reads on from `pos` by one step; false when more bytes are needed. */
+  protected read(): boolean {
     const run = this.run;
-    for (;;) {
-      if (this.scanning) {
-        if (!this.scan()) return;
-        continue;
-      }
-      if (this.left > 0) {
-        const k = Math.min(this.left, run.end - this.pos);
-        if (k === 0) return;
-        this.sink.data(this.connId, run.view(this.pos, this.pos + k), this.pos);
-        this.pos += k;
-        this.left -= k;
-        run.consume(this.pos);
-        continue;
-      }
-      if (run.end - this.pos < MUX_HEADER_LENGTH) return;
-      const connId = run.u32(this.pos);
-      const length = run.u32(this.pos + 4);
-      let problem: string | undefined;
-      if (connId !== 1 && connId !== 2) problem = `conn id ${connId} is not 1 or 2`;
-      else if (length > this.maxPayload) problem = `length ${length} exceeds maximum ${this.maxPayload}`;
-      else if (this.whole !== undefined) problem = this.overreach(this.pos, length);
-      if (problem !== undefined) {
-        this.startScan(this.pos, problem);
-        continue;
-      }
-      this.frameStart = this.pos;
-      this.frameLength = this.left = length;
-      this.connId = connId;
-      this.pos += MUX_HEADER_LENGTH;
+    if (this.left > 0) {
+      const k = Math.min(this.left, run.end - this.pos);
+      if (k === 0) return false;
+      this.sink.data(this.connId, run.view(this.pos, this.pos + k), this.pos);
+      this.pos += k;
+      this.left -= k;
       run.consume(this.pos);
+      return true;
     }
+    if (run.end - this.pos < MUX_HEADER_LENGTH) return false;
+    const connId = run.u32(this.pos);
+    const length = run.u32(this.pos + 4);
+    let problem: string | undefined;
+    if (connId !== 1 && connId !== 2) problem = `conn id ${connId} is not 1 or 2`;
+    else if (length > this.maxPayload) problem = `length ${length} exceeds maximum ${this.maxPayload}`;
+    else if (this.whole !== undefined) problem = this.overreach(this.pos, length);
+    if (problem !== undefined) {
+      this.startScan(this.pos, problem);
+      return true;
+    }
+    this.frameStart = this.pos;
+    this.frameLength = this.left = length;
+    this.connId = connId;
+    this.pos += MUX_HEADER_LENGTH;
+    run.consume(this.pos);
+    return true;
   }
 
   /** Looks for the next good header; true when scanning ended, false when it needs more bytes. */
-  private scan(): boolean {
+  protected scan(): boolean {
     const p = this.resync();
     if (p === undefined) return false;
     if (p < 0) {
@@ -453,50 +478,43 @@ export class FrameScanner extends Resync {
    */
   private overreach(at: number, end: number): boolean {
     const total = this.whole!.length;
-    if (end !== total && (end + HEADER_LENGTH > total || this.headerProblem(end, false) !== undefined)) {
-      const inside = this.findFrame(at + 1);
-      return inside !== undefined && inside >= 0 && inside < end;
-    }
-    for (let q = at + 1; q + HEADER_LENGTH <= end; q++) {
-      let r = q;
-      while (r + HEADER_LENGTH <= end && r + HEADER_LENGTH + this.u32(r) <= end && this.candidate(r) === true) r += HEADER_LENGTH + this.u32(r);
-      if (r === end && r !== q) return true;
-    }
-    return false;
+    return this.frameInside(at, end, end !== total && (end + HEADER_LENGTH > total || this.headerProblem(end, false) !== undefined)) >= 0;
   }
 
-  private step(): void {
+  /** A link of a chain: a good frame that ends by `end`. */
+  protected link(r: number, end: number): number {
+    const next = r + HEADER_LENGTH + this.u32(r);
+    return next <= end && this.candidate(r) === true ? next : -1;
+  }
+
+  /** Reads on from `pos` by one step; false when more bytes are needed. */
+  protected read(): boolean {
     const run = this.run;
-    for (;;) {
-      if (this.scanning) {
-        if (!this.scan()) return;
-        continue;
-      }
-      if (run.end - this.pos < HEADER_LENGTH) return;
-      const at = this.pos;
-      const problem = this.headerProblem(at, false);
-      if (problem !== undefined) {
-        this.startFrameScan(at, "invalid frame header", problem);
-        continue;
-      }
-      const length = run.u32(at);
-      const end = at + HEADER_LENGTH + length;
-      if (this.whole !== undefined && this.overreach(at, end)) {
-        this.startFrameScan(at, `invalid frame of stream ${run.u32(at + 4)}`, `length ${length} runs past a good frame`);
-        continue;
-      }
-      if (run.end < end) return;
-      const type = run.byte(at + 8);
-      const streamId = run.u32(at + 4);
-      const body = run.view(at + HEADER_LENGTH, end);
-      const invalid = this.sink.validate(type, body);
-      if (invalid !== undefined) {
-        this.startFrameScan(at, `invalid ${FRAME_TYPES[type]} of stream ${streamId}`, invalid);
-        continue;
-      }
-      this.sink.frame({ offset: this.fileOffset(at), streamId, type, flags: run.byte(at + 9), body });
-      this.consume(end);
+    if (run.end - this.pos < HEADER_LENGTH) return false;
+    const at = this.pos;
+    const problem = this.headerProblem(at, false);
+    if (problem !== undefined) {
+      this.startFrameScan(at, "invalid frame header", problem);
+      return true;
     }
+    const length = run.u32(at);
+    const end = at + HEADER_LENGTH + length;
+    if (this.whole !== undefined && this.overreach(at, end)) {
+      this.startFrameScan(at, `invalid frame of stream ${run.u32(at + 4)}`, `length ${length} runs past a good frame`);
+      return true;
+    }
+    if (run.end < end) return false;
+    const type = run.byte(at + 8);
+    const streamId = run.u32(at + 4);
+    const body = run.view(at + HEADER_LENGTH, end);
+    const invalid = this.sink.validate(type, body);
+    if (invalid !== undefined) {
+      this.startFrameScan(at, `invalid ${FRAME_TYPES[type]} of stream ${streamId}`, invalid);
+      return true;
+    }
+    this.sink.frame({ offset: this.fileOffset(at), streamId, type, flags: run.byte(at + 9), body });
+    this.consume(end);
+    return true;
   }
 
   private startFrameScan(at: number, what: string, detail: string): void {
@@ -505,7 +523,7 @@ export class FrameScanner extends Resync {
   }
 
   /** True when scanning ended (resynced or ran to the end), false when it needs more bytes. */
-  private scan(): boolean {
+  protected scan(): boolean {
     const p = this.resync();
     // None left: the end() loop reports the rest as skipped to the end.
     if (p === undefined || p < 0) return false;
