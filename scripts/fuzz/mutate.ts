@@ -1,3 +1,4 @@
+import { split } from "../../test/support/bytes.js";
 import type { Rng } from "./rng.js";
 
 /**
@@ -211,16 +212,6 @@ export function randomChunks(rng: Rng, b: Uint8Array): Uint8Array[] {
   const mode = rng.int(4);
   if (mode === 0) return [b];
   if (mode === 1 && b.length <= 4096) return Array.from(b, (x) => Uint8Array.of(x));
-  const cuts = new Set<number>();
   const k = 1 + rng.int(8);
-  for (let i = 0; i < k; i++) cuts.add(rng.int(b.length + 1));
-  const points = [...cuts].sort((x, y) => x - y);
-  const out: Uint8Array[] = [];
-  let prev = 0;
-  for (const p of points) {
-    out.push(b.subarray(prev, p));
-    prev = p;
-  }
-  out.push(b.subarray(prev));
-  return out;
+  return split(b, Array.from({ length: k }, () => rng.int(b.length + 1)));
 }

@@ -81,36 +81,45 @@ go_download() {
   rm -rf "$tmp"
 }
 
+# go_source NAME MODULE@VERSION: sets SRC to the module's source directory (go_download), the
+# download's output in $LOGS/NAME-download.log; a failure names that log and exits 1.
+go_source() {
+  local log=$LOGS/$1-download.log mod=${2%@*}
+  SRC=$(go_download "$2" 2>"$log") || {
+    echo "runtimes: download ${mod##*/} ${2#*@} failed; log: $log" >&2
+    exit 1
+  }
+}
+
+# go_build_in DIR CGO_ENABLED ARGS...: `go build -trimpath ARGS` in DIR, at low priority. A
+# module's vendor/ may be incomplete: the build reads the module cache instead.
+go_build_in() (
+  cd "$1" && CGO_ENABLED=$2 GOFLAGS=-mod=readonly "${NICE[@]}" go build -trimpath "${@:3}"
+)
+
 build_crictl() {
-  local dir=$CACHE/crictl-$CRICTL_VERSION src
+  local dir=$CACHE/crictl-$CRICTL_VERSION
   if [ ! -e "$dir/.complete" ]; then
     rm -rf "$dir" && mkdir -p "$dir/bin"
-    src=$(go_download "sigs.k8s.io/cri-tools@$CRICTL_VERSION" 2>"$LOGS/crictl-download.log") || {
-      echo "runtimes: download cri-tools $CRICTL_VERSION failed; log: $LOGS/crictl-download.log" >&2
-      exit 1
-    }
-    # The module's vendor/ is incomplete: build against the module cache instead.
+    go_source crictl "sigs.k8s.io/cri-tools@$CRICTL_VERSION"
     step "build crictl $CRICTL_VERSION" "$LOGS/crictl-$CRICTL_VERSION.log" \
-      bash -c "cd '$src' && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -o '$dir/bin/crictl' ./cmd/crictl"
+      go_build_in "$SRC" 0 -o "$dir/bin/crictl" ./cmd/crictl
     touch "$dir/.complete"
   fi
   echo "CRICTL=$dir/bin/crictl"
 }
 
 build_crio() {
-  local dir=$CACHE/crio-$CRIO_VERSION src
+  local dir=$CACHE/crio-$CRIO_VERSION
   if [ ! -e "$dir/.complete" ]; then
     need_debian /usr/include/seccomp.h libseccomp-dev
     rm -rf "$dir" && mkdir -p "$dir/bin"
-    src=$(go_download "github.com/cri-o/cri-o@$CRIO_VERSION" 2>"$LOGS/crio-download.log") || {
-      echo "runtimes: download cri-o $CRIO_VERSION failed; log: $LOGS/crio-download.log" >&2
-      exit 1
-    }
+    go_source crio "github.com/cri-o/cri-o@$CRIO_VERSION"
     # copyimg (CRI-O's own test tool) puts the OCI archive into CRI-O's storage: no registry here.
     step "build crio $CRIO_VERSION" "$LOGS/crio-$CRIO_VERSION.log" \
-      bash -c "cd '$src' && CGO_ENABLED=1 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -tags '$CRIO_TAGS' -o '$dir/bin/' ./cmd/crio ./test/copyimg"
+      go_build_in "$SRC" 1 -tags "$CRIO_TAGS" -o "$dir/bin/" ./cmd/crio ./test/copyimg
     # pinns builds with make inside the source tree, which is read-only in the module cache.
-    rm -rf "$dir/pinns-src" && mkdir -p "$dir/pinns-src" && cp -r "$src/pinns" "$dir/pinns-src/" && chmod -R u+w "$dir/pinns-src"
+    rm -rf "$dir/pinns-src" && mkdir -p "$dir/pinns-src" && cp -r "$SRC/pinns" "$dir/pinns-src/" && chmod -R u+w "$dir/pinns-src"
     step "build pinns $CRIO_VERSION" "$LOGS/pinns-$CRIO_VERSION.log" "${NICE[@]}" make -C "$dir/pinns-src/pinns"
     mv "$dir/pinns-src/bin/pinns" "$dir/bin/pinns" && rm -rf "$dir/pinns-src"
     touch "$dir/.complete"

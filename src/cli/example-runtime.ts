@@ -1,6 +1,7 @@
-import { type MessageInitShape, create } from "@bufbuild/protobuf";
-import { ContainerSchema, ContainerState, type ContainerUpdate, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
+import { create } from "@bufbuild/protobuf";
+import { ContainerSchema, type ContainerUpdate, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime, type PluginInfo } from "../nri/runtime.js";
+import { scriptContainer, scriptPod, syncContainer, syncPod } from "../testing/script-objects.js";
 import { stateChangeEventOf } from "../translate/index.js";
 import { type Command, UsageError } from "./command.js";
 
@@ -11,17 +12,8 @@ export interface ExampleRuntimeOptions {
   print?: (line: string) => void;
 }
 
-const syncPod: MessageInitShape<typeof PodSandboxSchema> = { id: "pod0", name: "sync-pod", uid: "uid-pod0", namespace: "default" };
-const syncCtr: MessageInitShape<typeof ContainerSchema> = { id: "ctr0", podSandboxId: "pod0", name: "sync-ctr", state: ContainerState.CONTAINER_RUNNING };
-const pod: MessageInitShape<typeof PodSandboxSchema> = { id: "pod1", name: "demo-pod", uid: "uid-pod1", namespace: "default", labels: { app: "demo" } };
-const container: MessageInitShape<typeof ContainerSchema> = {
-  id: "ctr1",
-  podSandboxId: "pod1",
-  name: "demo-ctr",
-  state: ContainerState.CONTAINER_CREATED,
-  args: ["sleep", "inf"],
-  env: ["A=1"],
-};
+const pod = scriptPod("demo");
+const container = scriptContainer("demo");
 
 function updatesOf(list: readonly (ContainerUpdate | undefined)[]): { container: string; cpu_shares?: number }[] {
   // UpdateContainer's list ends with the target's own entry, absent when no plugin updated it.
@@ -81,7 +73,7 @@ export async function runExampleRuntime(o: ExampleRuntimeOptions): Promise<numbe
     version: "v0.1.0",
     requestTimeoutMs: 3000,
     synchronize: async (sync) => {
-      const updates = await sync([create(PodSandboxSchema, syncPod)], [create(ContainerSchema, syncCtr)]);
+      const updates = await sync([create(PodSandboxSchema, syncPod)], [create(ContainerSchema, syncContainer)]);
       if (updates.length > 0) process.stderr.write(`plugin asked for ${updates.length} container updates while synchronizing\n`);
     },
     updateContainers: () => [],

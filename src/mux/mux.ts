@@ -1,5 +1,7 @@
 import { Duplex } from "node:stream";
+import { CloseOnce, closeAtEnd } from "../ttrpc/close-once.js";
 import { ClosedError } from "../ttrpc/errors.js";
+import { ReadHolds, toggleHold } from "../ttrpc/read-hold.js";
 import { MuxError } from "./errors.js";
 import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, encodeMuxFrames } from "./frame.js";
 
@@ -40,12 +42,10 @@ export class Mux {
   private readonly maxWrite: number;
   /** @internal */
   readonly highWaterMark: number;
-  private holds = 0;
+  private readonly holds: ReadHolds;
   /** The reason end() was given, once it was. */
   private ending: Error | undefined;
-  private error: Error | undefined;
-  private readonly closedPromise: Promise<Error>;
-  private resolveClosed!: (e: Error) => void;
+  private readonly shut = new CloseOnce();
 
   constructor(
     readonly trunk: Duplex,
@@ -54,7 +54,7 @@ export class Mux {
     this.maxWrite = positiveInt("maxWritePayload", options.maxWritePayload, MAX_WRITE_PAYLOAD, 0xffffffff);
     this.decoder = new MuxDecoder(positiveInt("maxReadPayload", options.maxReadPayload, MAX_READ_PAYLOAD, 0xffffffff));
     this.highWaterMark = positiveInt("connHighWaterMark", options.connHighWaterMark, 256 << 10, 1 << 30);
-    this.closedPromise = new Promise((r) => (this.resolveClosed = r));
+    this.holds = new ReadHolds(trunk);
     trunk.on("data", this.onData);
     trunk.on("end", this.onEnd);
     trunk.on("error", this.onTrunkError);
@@ -63,12 +63,12 @@ export class Mux {
 
   /** Settles with the reason once the trunk has closed. */
   get closed(): Promise<Error> {
-    return this.closedPromise;
+    return this.shut.closed;
   }
 
   /** The reason the trunk closed, or undefined while it is open. */
   get closeReason(): Error | undefined {
-    return this.error;
+    return this.shut.reason;
   }
 
   /** The connection with id `connId`, opened on first use. */
@@ -77,7 +77,8 @@ export class Mux {
       throw new RangeError(`mux: conn id ${connId} is not a 32-bit unsigned integer`);
     }
     if (connId === RESERVED_CONN_ID) throw new RangeError(`mux: conn id ${connId} is reserved`);
-    if (this.error !== undefined) throw new ClosedError(`mux: cannot open conn ${connId}: ${this.error.message}`, { cause: this.error });
+    const closed = this.shut.reason;
+    if (closed !== undefined) throw new ClosedError(`mux: cannot open conn ${connId}: ${closed.message}`, { cause: closed });
     let c = this.conns.get(connId);
     if (c === undefined) {
       c = new MuxConnection(this, connId);
@@ -88,18 +89,17 @@ export class Mux {
 
   /** Closes the trunk and, with `reason`, every connection on it. */
   close(reason: Error = new ClosedError("mux: closed")): void {
-    if (this.error !== undefined) return;
     // Once end() is under way, the trunk closing (by us or by the peer, which saw our end) is
     // the end asked for.
     if (this.ending !== undefined && reason instanceof ClosedError) reason = this.ending;
-    this.error = reason;
+    if (!this.shut.begin(reason)) return;
     const conns = [...this.conns.values()];
     this.conns.clear();
     // A connection nobody listens to for errors is ended quietly: an 'error' with no listener
     // would take the process down. Its reason stays readable as `closeReason`.
     for (const c of conns) c.destroy(c.listenerCount("error") > 0 ? reason : undefined);
     this.trunk.destroy();
-    this.resolveClosed(reason);
+    this.shut.settle();
   }
 
   /**
@@ -108,24 +108,24 @@ export class Mux {
    * answered just before is not lost, as it can be with close(). Settles like `closed`.
    */
   end(reason: Error = new ClosedError("mux: closed")): Promise<Error> {
-    if (this.error === undefined && this.ending === undefined) {
+    if (this.shut.reason === undefined && this.ending === undefined) {
       this.ending = reason;
       void Promise.all([...this.conns.values()].map(writesEnded)).then(() => {
-        if (this.error === undefined) this.trunk.end(() => this.close(reason));
+        if (this.shut.reason === undefined) this.trunk.end(() => this.close(reason));
       });
     }
-    return this.closedPromise;
+    return this.shut.closed;
   }
 
   /** @internal */
   write(connId: number, data: Uint8Array, cb: (err?: Error | null) => void): void {
-    if (this.error !== undefined) return cb(this.error);
+    if (this.shut.reason !== undefined) return cb(this.shut.reason);
     this.trunk.write(encodeMuxFrames(connId, data, this.maxWrite), (err) => {
       if (err === null || err === undefined) return cb();
       // The write callback hears of a dead trunk before its 'error' event: close with the
       // reason first, so every connection reports that and not the bare errno.
       this.onTrunkError(err as NodeJS.ErrnoException);
-      cb(this.error);
+      cb(this.shut.reason);
     });
   }
 
@@ -142,12 +142,12 @@ export class Mux {
 
   /** @internal Stops reading the trunk until release(). */
   hold(): void {
-    if (this.holds++ === 0) this.trunk.pause();
+    this.holds.hold();
   }
 
   /** @internal */
   release(): void {
-    if (this.holds > 0 && --this.holds === 0 && this.error === undefined) this.trunk.resume();
+    this.holds.release(this.shut.reason === undefined);
   }
 
   private readonly onData = (chunk: Uint8Array): void => {
@@ -160,14 +160,7 @@ export class Mux {
     for (const s of segments) this.conns.get(s.connId)?.deliver(s.data);
   };
 
-  private readonly onEnd = (): void => {
-    try {
-      this.decoder.end();
-      this.close(new ClosedError("mux: trunk closed by peer"));
-    } catch (e) {
-      this.close(e as Error);
-    }
-  };
+  private readonly onEnd = (): void => closeAtEnd(this.decoder, this, "mux: trunk closed by peer");
 }
 
 /** Ends a connection's writes; settles once what it queued has been written to the trunk. */
@@ -199,18 +192,12 @@ export class MuxConnection extends Duplex {
   /** @internal Bytes for this connection from the trunk. */
   deliver(data: Uint8Array): void {
     if (this.destroyed || this.readableEnded) return;
-    if (!this.push(data) && !this.holding) {
-      this.holding = true;
-      this.mux.hold();
-    }
+    if (!this.push(data)) this.holding = toggleHold(this.mux, this.holding, true);
   }
 
   /** @internal Duplex plumbing. */
   override _read(): void {
-    if (this.holding) {
-      this.holding = false;
-      this.mux.release();
-    }
+    this.holding = toggleHold(this.mux, this.holding, false);
   }
 
   /** @internal Duplex plumbing. */
@@ -226,10 +213,7 @@ export class MuxConnection extends Duplex {
   /** @internal Duplex plumbing. */
   override _destroy(err: Error | null, cb: (err?: Error | null) => void): void {
     this.mux.forget(this);
-    if (this.holding) {
-      this.holding = false;
-      this.mux.release();
-    }
+    this.holding = toggleHold(this.mux, this.holding, false);
     // Our own readers learn the end; the protocol has no close signal for the peer.
     cb(err);
   }

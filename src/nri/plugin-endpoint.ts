@@ -20,6 +20,7 @@ import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventM
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { type Version, packages } from "../translate/packages.js";
 import { Client } from "../ttrpc/client.js";
+import { CloseOnce } from "../ttrpc/close-once.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
@@ -194,10 +195,9 @@ export class NriPlugin {
   private isSynchronized = false;
   private synchronized!: () => void;
   private readonly synchronizedPromise = new Promise<void>((r) => (this.synchronized = r));
-  private closeReason: Error | undefined;
-  private resolveClosed!: (e: Error) => void;
+  private readonly shut = new CloseOnce();
   /** Settles with the reason once the connection to the runtime has ended. */
-  readonly closed: Promise<Error> = new Promise((r) => (this.resolveClosed = r));
+  readonly closed: Promise<Error> = this.shut.closed;
 
   constructor(handlers: PluginHandlers, options: PluginOptions = {}) {
     this.handlers = handlers;
@@ -262,7 +262,7 @@ export class NriPlugin {
       await Promise.race([this.synchronizedPromise, timedOut, closedEarly]);
     } catch (e) {
       this.close(e as Error);
-      throw this.closeReason ?? e;
+      throw this.shut.reason ?? e;
     } finally {
       clearTimeout(timer);
     }
@@ -346,12 +346,13 @@ export class NriPlugin {
   }
 
   private finish(reason: Error): void {
-    if (this.closeReason !== undefined) return;
-    this.closeReason = this.explainEarlyClose(reason);
+    if (this.shut.reason !== undefined) return;
+    const why = this.explainEarlyClose(reason);
+    this.shut.begin(why);
     // Our own setup errors were logged where they happened; a refusal is news.
-    if (this.closeReason !== reason && this.closeReason !== this.configureError) this.log("error", this.closeReason.message);
-    this.resolveClosed(this.closeReason);
-    this.options.onClose?.(this.closeReason);
+    if (why !== reason && why !== this.configureError) this.log("error", why.message);
+    this.shut.settle();
+    this.options.onClose?.(why);
   }
 
   /**

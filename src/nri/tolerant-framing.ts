@@ -61,6 +61,127 @@ class ByteRun {
   }
 }
 
+/**
+ * What both scanners share: the bytes pushed so far, or all of them when known in advance
+ * (`whole`), and the resynchronization after damage: from the byte after the damage, find the
+ * next position where `candidate` accepts a frame.
+ */
+abstract class Resync {
+  protected readonly run = new ByteRun();
+  protected ended = false;
+  protected scanning = false;
+  protected scanPos = 0;
+  protected resyncAt = -1;
+  protected errorAt = 0;
+  protected errorReason = "";
+
+  constructor(
+    private readonly headerLength: number,
+    protected readonly whole: Uint8Array | undefined,
+  ) {}
+
+  /** Whether a good frame starts at `p`: true, false, or undefined while the bytes that tell are missing. */
+  protected abstract candidate(p: number): boolean | undefined;
+
+  /** Where the frame at `r` ends if it is acceptable as a link of a chain ending at `end`, else -1. */
+  protected abstract link(r: number, end: number): number;
+
+  /** Where the bytes are known to end, or undefined while more may come. */
+  protected get knownEnd(): number | undefined {
+    return this.whole !== undefined ? this.whole.length : this.ended ? this.run.end : undefined;
+  }
+
+  /** Bytes known so far, from the buffer or the whole direction. */
+  protected get known(): number {
+    return this.whole?.length ?? this.run.end;
+  }
+
+  protected u32(pos: number): number {
+    if (pos + 4 <= this.run.end) return this.run.u32(pos);
+    const w = this.whole!;
+    return ((w[pos]! << 24) | (w[pos + 1]! << 16) | (w[pos + 2]! << 8) | w[pos + 3]!) >>> 0;
+  }
+
+  protected byte(pos: number): number {
+    return pos < this.run.end ? this.run.byte(pos) : this.whole![pos]!;
+  }
+
+  protected bytes(from: number, to: number): Uint8Array {
+    return to <= this.run.end ? this.run.view(from, to) : this.whole!.subarray(from, to);
+  }
+
+  /** The next candidate from `from`: its position, -1 if none, undefined to wait for bytes. */
+  protected findFrame(from: number): number | undefined {
+    for (let p = from; p + this.headerLength <= this.known; p++) {
+      const ok = this.candidate(p);
+      if (ok === true) return p;
+      if (ok === undefined) {
+        this.scanPos = p;
+        return undefined;
+      }
+    }
+    if (this.knownEnd !== undefined) return -1;
+    this.scanPos = Math.max(from, this.known - this.headerLength + 1);
+    return undefined;
+  }
+
+  /**
+   * A good frame inside the extent a frame at `at` claims, up to `end`, given the whole bytes:
+   * with `anyFrame` the first candidate inside; else the first position from which linked frames
+   * chain exactly to `end` (the frame's length may have been damaged into another's end). -1 if none.
+   */
+  protected frameInside(at: number, end: number, anyFrame: boolean): number {
+    if (anyFrame) {
+      const inside = this.findFrame(at + 1);
+      return inside !== undefined && inside >= 0 && inside < end ? inside : -1;
+    }
+    for (let q = at + 1; q + this.headerLength <= end; q++) {
+      let r = q;
+      while (r + this.headerLength <= end) {
+        const next = this.link(r, end);
+        if (next < 0) break;
+        r = next;
+      }
+      if (r === end && r !== q) return q;
+    }
+    return -1;
+  }
+
+  /** Resyncs after damage; true when done, false when more bytes are needed. */
+  protected abstract scan(): boolean;
+
+  /** Reads on while no damage is found; false when more bytes are needed. */
+  protected abstract read(): boolean;
+
+  /** Works through the bytes held until more are needed. */
+  protected step(): void {
+    for (;;) if (!(this.scanning ? this.scan() : this.read())) return;
+  }
+
+  /** Damage at `at`: scanning for the next good frame starts after it. */
+  protected startScan(at: number, reason: string): void {
+    this.scanning = true;
+    this.errorAt = at;
+    this.scanPos = at + 1;
+    this.resyncAt = -1;
+    this.errorReason = reason;
+  }
+
+  /** Where scanning resumes: a position, -1 if no good frame is left, undefined to wait for bytes. */
+  protected resync(): number | undefined {
+    if (this.resyncAt < 0) {
+      const p = this.findFrame(this.scanPos);
+      if (p === undefined) return undefined;
+      if (p < 0) {
+        this.scanPos = Math.max(this.scanPos, this.known - this.headerLength + 1);
+        return -1;
+      }
+      this.resyncAt = p;
+    }
+    return this.resyncAt;
+  }
+}
+
 /** Damage found in a byte stream: where, what, and how many bytes were skipped to get past it. */
 export interface FramingError {
   /** Absolute offset in the direction's byte stream (the capture's .bin file). */
@@ -84,25 +205,20 @@ export interface TrunkSink {
  * known in advance (a capture on disk: `whole`), every header must pass that same test, so a
  * damaged length cannot swallow the frames after it.
  */
-export class TrunkScanner {
-  private readonly run = new ByteRun();
+export class TrunkScanner extends Resync {
   private pos = 0;
   private connId = 0;
   private left = 0;
   private frameStart = 0;
   private frameLength = 0;
-  private ended = false;
-  private scanning = false;
-  private scanPos = 0;
-  private resyncAt = -1;
-  private errorAt = 0;
-  private errorReason = "";
 
   constructor(
     private readonly sink: TrunkSink,
     private readonly maxPayload: number = MAX_READ_PAYLOAD,
-    private readonly whole?: Uint8Array,
-  ) {}
+    whole?: Uint8Array,
+  ) {
+    super(MUX_HEADER_LENGTH, whole);
+  }
 
   push(chunk: Uint8Array): void {
     this.run.append(chunk);
@@ -134,22 +250,6 @@ export class TrunkScanner {
     this.pos = total;
   }
 
-  /** Where the bytes are known to end, or undefined while more may come. */
-  private get knownEnd(): number | undefined {
-    return this.whole !== undefined ? this.whole.length : this.ended ? this.run.end : undefined;
-  }
-
-  /** Bytes known so far, from the buffer or the whole direction. */
-  private get known(): number {
-    return this.whole?.length ?? this.run.end;
-  }
-
-  private u32(pos: number): number {
-    if (pos + 4 <= this.run.end) return this.run.u32(pos);
-    const w = this.whole!;
-    return ((w[pos]! << 24) | (w[pos + 1]! << 16) | (w[pos + 2]! << 8) | w[pos + 3]!) >>> 0;
-  }
-
   private plausible(connId: number, length: number): boolean {
     return (connId === 1 || connId === 2) && length <= this.maxPayload;
   }
@@ -166,21 +266,11 @@ export class TrunkScanner {
     return end === undefined ? undefined : false;
   }
 
-  /** The next position after `from` where a chained frame starts, -1 if none, undefined to wait. */
-  private findFrame(from: number): number | undefined {
-    for (let p = from; p + MUX_HEADER_LENGTH <= this.known; p++) {
-      const length = this.u32(p + 4);
-      if (length === 0 || !this.plausible(this.u32(p), length)) continue;
-      const ok = this.chained(p);
-      if (ok === true) return p;
-      if (ok === undefined) {
-        this.scanPos = p;
-        return undefined;
-      }
-    }
-    if (this.knownEnd !== undefined) return -1;
-    this.scanPos = Math.max(from, this.known - MUX_HEADER_LENGTH + 1);
-    return undefined;
+  /** A candidate for the mux: a plausible header of a non-empty frame, chained to the next. */
+  protected candidate(p: number): boolean | undefined {
+    const length = this.u32(p + 4);
+    if (length === 0 || !this.plausible(this.u32(p), length)) return false;
+    return this.chained(p);
   }
 
   /**
@@ -191,81 +281,62 @@ export class TrunkScanner {
    * may have been damaged into another frame's end.
    */
   private overreach(p: number, length: number): string | undefined {
-    const next = p + MUX_HEADER_LENGTH + length;
-    if (this.chained(p) === false) {
-      const inside = this.findFrame(p + 1);
-      return inside !== undefined && inside >= 0 && inside < next ? `length ${length} runs past the frame at offset ${inside}` : undefined;
-    }
-    for (let q = p + 1; q + MUX_HEADER_LENGTH <= next; q++) {
-      let r = q;
-      while (r + MUX_HEADER_LENGTH <= next) {
-        const n = this.u32(r + 4);
-        if (n === 0 || !this.plausible(this.u32(r), n)) break;
-        r += MUX_HEADER_LENGTH + n;
-      }
-      if (r === next && r !== q) return `length ${length} runs past the frame at offset ${q}`;
-    }
-    return undefined;
+    const inside = this.frameInside(p, p + MUX_HEADER_LENGTH + length, this.chained(p) === false);
+    return inside < 0 ? undefined : `length ${length} runs past the frame at offset ${inside}`;
   }
 
-  private step(): void {
+  /** A link of a chain: any plausible header of a non-empty frame. */
+  protected link(r: number): number {
+    const n = this.u32(r + 4);
+    return n === 0 || !this.plausible(this.u32(r), n) ? -1 : r + MUX_HEADER_LENGTH + n;
+  }
+
+  /** Reads on from `pos` by one step; false when more bytes are needed. */
+  protected read(): boolean {
     const run = this.run;
-    for (;;) {
-      if (this.scanning) {
-        if (!this.scan()) return;
-        continue;
-      }
-      if (this.left > 0) {
-        const k = Math.min(this.left, run.end - this.pos);
-        if (k === 0) return;
-        this.sink.data(this.connId, run.view(this.pos, this.pos + k), this.pos);
-        this.pos += k;
-        this.left -= k;
-        run.consume(this.pos);
-        continue;
-      }
-      if (run.end - this.pos < MUX_HEADER_LENGTH) return;
-      const connId = run.u32(this.pos);
-      const length = run.u32(this.pos + 4);
-      let problem: string | undefined;
-      if (connId !== 1 && connId !== 2) problem = `conn id ${connId} is not 1 or 2`;
-      else if (length > this.maxPayload) problem = `length ${length} exceeds maximum ${this.maxPayload}`;
-      else if (this.whole !== undefined) problem = this.overreach(this.pos, length);
-      if (problem !== undefined) {
-        this.scanning = true;
-        this.errorAt = this.pos;
-        this.scanPos = this.pos + 1;
-        this.resyncAt = -1;
-        this.errorReason = problem;
-        continue;
-      }
-      this.frameStart = this.pos;
-      this.frameLength = this.left = length;
-      this.connId = connId;
-      this.pos += MUX_HEADER_LENGTH;
+    if (this.left > 0) {
+      const k = Math.min(this.left, run.end - this.pos);
+      if (k === 0) return false;
+      this.sink.data(this.connId, run.view(this.pos, this.pos + k), this.pos);
+      this.pos += k;
+      this.left -= k;
       run.consume(this.pos);
+      return true;
     }
+    if (run.end - this.pos < MUX_HEADER_LENGTH) return false;
+    const connId = run.u32(this.pos);
+    const length = run.u32(this.pos + 4);
+    let problem: string | undefined;
+    if (connId !== 1 && connId !== 2) problem = `conn id ${connId} is not 1 or 2`;
+    else if (length > this.maxPayload) problem = `length ${length} exceeds maximum ${this.maxPayload}`;
+    else if (this.whole !== undefined) problem = this.overreach(this.pos, length);
+    if (problem !== undefined) {
+      this.startScan(this.pos, problem);
+      return true;
+    }
+    this.frameStart = this.pos;
+    this.frameLength = this.left = length;
+    this.connId = connId;
+    this.pos += MUX_HEADER_LENGTH;
+    run.consume(this.pos);
+    return true;
   }
 
   /** Looks for the next good header; true when scanning ended, false when it needs more bytes. */
-  private scan(): boolean {
-    if (this.resyncAt < 0) {
-      const p = this.findFrame(this.scanPos);
-      if (p === undefined) return false;
-      if (p < 0) {
-        this.scanPos = Math.max(this.scanPos, this.known - MUX_HEADER_LENGTH + 1);
-        if (!this.ended) return false;
-        this.report(this.run.end, true);
-        this.pos = this.run.end;
-        this.run.consume(this.pos);
-        return true;
-      }
-      this.resyncAt = p;
+  protected scan(): boolean {
+    const p = this.resync();
+    if (p === undefined) return false;
+    if (p < 0) {
+      if (!this.ended) return false;
+      this.report(this.run.end, true);
+      this.pos = this.run.end;
+      this.run.consume(this.pos);
+      return true;
     }
     // With the whole direction known the frame may lie ahead of the bytes pushed so far.
-    if (this.run.end < this.resyncAt) return false;
-    this.report(this.resyncAt, false);
-    this.pos = this.resyncAt;
+    if (this.run.end < p) return false;
+    this.report(p, false);
+    this.pos = p;
     this.run.consume(this.pos);
     return true;
   }
@@ -311,25 +382,20 @@ const FRAME_TYPES = ["", "request", "response", "data"];
  * header or the end follows, unless no good frame starts inside the extent it claims: so a
  * damaged length cannot swallow the frames after it.
  */
-export class FrameScanner {
-  private readonly run = new ByteRun();
+export class FrameScanner extends Resync {
   /** (stream position, direction offset, length) of every piece of bytes held. */
   private pieces: number[] = [];
   private pos = 0;
-  private ended = false;
-  private scanning = false;
-  private scanPos = 0;
-  private resyncAt = -1;
-  private errorAt = 0;
   private errorWhat = "";
-  private errorReason = "";
 
   constructor(
     private readonly connId: number,
     private readonly sink: FrameSink,
     private readonly maxDataLength: number = DEFAULT_MAX_DATA_LENGTH,
-    private readonly whole?: Uint8Array,
-  ) {}
+    whole?: Uint8Array,
+  ) {
+    super(HEADER_LENGTH, whole);
+  }
 
   /** Conn bytes, the first of them at `offset` of the direction's stream. */
   push(bytes: Uint8Array, offset: number): void {
@@ -358,34 +424,12 @@ export class FrameScanner {
       }
       const have = total - this.pos;
       if (have <= 0) return;
-      if (have < HEADER_LENGTH) this.startScan(this.pos, "truncated frame", `ended after ${have} of ${HEADER_LENGTH} header bytes`);
+      if (have < HEADER_LENGTH) this.startFrameScan(this.pos, "truncated frame", `ended after ${have} of ${HEADER_LENGTH} header bytes`);
       else {
         const what = `truncated frame of stream ${this.run.u32(this.pos + 4)}`;
-        this.startScan(this.pos, what, `ended after ${have - HEADER_LENGTH} of ${this.run.u32(this.pos)} data bytes`);
+        this.startFrameScan(this.pos, what, `ended after ${have - HEADER_LENGTH} of ${this.run.u32(this.pos)} data bytes`);
       }
     }
-  }
-
-  private get knownEnd(): number | undefined {
-    return this.whole !== undefined ? this.whole.length : this.ended ? this.run.end : undefined;
-  }
-
-  private get known(): number {
-    return this.whole?.length ?? this.run.end;
-  }
-
-  private u32(pos: number): number {
-    if (pos + 4 <= this.run.end) return this.run.u32(pos);
-    const w = this.whole!;
-    return ((w[pos]! << 24) | (w[pos + 1]! << 16) | (w[pos + 2]! << 8) | w[pos + 3]!) >>> 0;
-  }
-
-  private byte(pos: number): number {
-    return pos < this.run.end ? this.run.byte(pos) : this.whole![pos]!;
-  }
-
-  private bytes(from: number, to: number): Uint8Array {
-    return to <= this.run.end ? this.run.view(from, to) : this.whole!.subarray(from, to);
   }
 
   /** The direction offset of stream position `pos` (or of the last byte before it). */
@@ -420,26 +464,11 @@ export class FrameScanner {
   }
 
   /** A good frame at `p`: plausible header and a body that decodes. Undefined: bytes not here yet. */
-  private good(p: number): boolean | undefined {
+  protected candidate(p: number): boolean | undefined {
     if (this.headerProblem(p, true) !== undefined) return false;
     const end = p + HEADER_LENGTH + this.u32(p);
     if (end > this.known) return this.knownEnd === undefined ? undefined : false;
     return this.sink.validate(this.byte(p + 8), this.bytes(p + HEADER_LENGTH, end)) === undefined;
-  }
-
-  /** The next good frame from `from`: its position, -1 if none, undefined to wait for bytes. */
-  private findFrame(from: number): number | undefined {
-    for (let p = from; p + HEADER_LENGTH <= this.known; p++) {
-      const ok = this.good(p);
-      if (ok === true) return p;
-      if (ok === undefined) {
-        this.scanPos = p;
-        return undefined;
-      }
-    }
-    if (this.knownEnd !== undefined) return -1;
-    this.scanPos = Math.max(from, this.known - HEADER_LENGTH + 1);
-    return undefined;
   }
 
   /**
@@ -449,77 +478,59 @@ export class FrameScanner {
    */
   private overreach(at: number, end: number): boolean {
     const total = this.whole!.length;
-    if (end !== total && (end + HEADER_LENGTH > total || this.headerProblem(end, false) !== undefined)) {
-      const inside = this.findFrame(at + 1);
-      return inside !== undefined && inside >= 0 && inside < end;
-    }
-    for (let q = at + 1; q + HEADER_LENGTH <= end; q++) {
-      let r = q;
-      while (r + HEADER_LENGTH <= end && r + HEADER_LENGTH + this.u32(r) <= end && this.good(r) === true) r += HEADER_LENGTH + this.u32(r);
-      if (r === end && r !== q) return true;
-    }
-    return false;
+    return this.frameInside(at, end, end !== total && (end + HEADER_LENGTH > total || this.headerProblem(end, false) !== undefined)) >= 0;
   }
 
-  private step(): void {
+  /** A link of a chain: a good frame that ends by `end`. */
+  protected link(r: number, end: number): number {
+    const next = r + HEADER_LENGTH + this.u32(r);
+    return next <= end && this.candidate(r) === true ? next : -1;
+  }
+
+  /** Reads on from `pos` by one step; false when more bytes are needed. */
+  protected read(): boolean {
     const run = this.run;
-    for (;;) {
-      if (this.scanning) {
-        if (!this.scan()) return;
-        continue;
-      }
-      if (run.end - this.pos < HEADER_LENGTH) return;
-      const at = this.pos;
-      const problem = this.headerProblem(at, false);
-      if (problem !== undefined) {
-        this.startScan(at, "invalid frame header", problem);
-        continue;
-      }
-      const length = run.u32(at);
-      const end = at + HEADER_LENGTH + length;
-      if (this.whole !== undefined && this.overreach(at, end)) {
-        this.startScan(at, `invalid frame of stream ${run.u32(at + 4)}`, `length ${length} runs past a good frame`);
-        continue;
-      }
-      if (run.end < end) return;
-      const type = run.byte(at + 8);
-      const streamId = run.u32(at + 4);
-      const body = run.view(at + HEADER_LENGTH, end);
-      const invalid = this.sink.validate(type, body);
-      if (invalid !== undefined) {
-        this.startScan(at, `invalid ${FRAME_TYPES[type]} of stream ${streamId}`, invalid);
-        continue;
-      }
-      this.sink.frame({ offset: this.fileOffset(at), streamId, type, flags: run.byte(at + 9), body });
-      this.consume(end);
+    if (run.end - this.pos < HEADER_LENGTH) return false;
+    const at = this.pos;
+    const problem = this.headerProblem(at, false);
+    if (problem !== undefined) {
+      this.startFrameScan(at, "invalid frame header", problem);
+      return true;
     }
+    const length = run.u32(at);
+    const end = at + HEADER_LENGTH + length;
+    if (this.whole !== undefined && this.overreach(at, end)) {
+      this.startFrameScan(at, `invalid frame of stream ${run.u32(at + 4)}`, `length ${length} runs past a good frame`);
+      return true;
+    }
+    if (run.end < end) return false;
+    const type = run.byte(at + 8);
+    const streamId = run.u32(at + 4);
+    const body = run.view(at + HEADER_LENGTH, end);
+    const invalid = this.sink.validate(type, body);
+    if (invalid !== undefined) {
+      this.startFrameScan(at, `invalid ${FRAME_TYPES[type]} of stream ${streamId}`, invalid);
+      return true;
+    }
+    this.sink.frame({ offset: this.fileOffset(at), streamId, type, flags: run.byte(at + 9), body });
+    this.consume(end);
+    return true;
   }
 
-  private startScan(at: number, what: string, detail: string): void {
-    this.scanning = true;
-    this.errorAt = at;
-    this.scanPos = at + 1;
-    this.resyncAt = -1;
+  private startFrameScan(at: number, what: string, detail: string): void {
+    this.startScan(at, detail);
     this.errorWhat = what;
-    this.errorReason = detail;
   }
 
   /** True when scanning ended (resynced or ran to the end), false when it needs more bytes. */
-  private scan(): boolean {
-    if (this.resyncAt < 0) {
-      const p = this.findFrame(this.scanPos);
-      if (p === undefined) return false;
-      if (p < 0) {
-        this.scanPos = Math.max(this.scanPos, this.known - HEADER_LENGTH + 1);
-        // The end() loop reports the rest as skipped to the end.
-        return false;
-      }
-      this.resyncAt = p;
-    }
+  protected scan(): boolean {
+    const p = this.resync();
+    // None left: the end() loop reports the rest as skipped to the end.
+    if (p === undefined || p < 0) return false;
     // Wait for the frame's first byte too, so its offset in the direction is known.
-    if (this.run.end <= this.resyncAt) return false;
-    this.report(this.resyncAt, false);
-    this.consume(this.resyncAt);
+    if (this.run.end <= p) return false;
+    this.report(p, false);
+    this.consume(p);
     return true;
   }
 

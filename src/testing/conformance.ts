@@ -19,6 +19,7 @@ import { SessionDecoder } from "../nri/session-decoder.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import type { PluginInstance, PluginStarter } from "./plugin-starter.js";
+import { scriptContainer, scriptPod, syncContainer, syncPod } from "./script-objects.js";
 import { type CallRecord, FLAVOURS, type Flavour, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
 
 /** The teardown events' method names (`StopPodSandbox`...). */
@@ -100,17 +101,10 @@ export interface ConformanceOptions {
 }
 
 /** The state the script creates: a pod and container present before the plugin, then its own. */
-const pod0 = { id: "pod0", name: "sync-pod", uid: "uid-pod0", namespace: "default" };
-const ctr0 = { id: "ctr0", podSandboxId: "pod0", name: "sync-ctr", state: ContainerState.CONTAINER_RUNNING };
-const pod1: MessageInitShape<typeof PodSandboxSchema> = { id: "pod1", name: "test-pod", uid: "uid-pod1", namespace: "default", labels: { app: "test" } };
-const ctr1: MessageInitShape<typeof ContainerSchema> = {
-  id: "ctr1",
-  podSandboxId: "pod1",
-  name: "test-ctr",
-  state: ContainerState.CONTAINER_CREATED,
-  args: ["sleep", "inf"],
-  env: ["A=1"],
-};
+const pod0 = syncPod;
+const ctr0 = syncContainer;
+const pod1 = scriptPod("test");
+const ctr1 = scriptContainer("test");
 
 const sleep = (ms: number): Promise<"timeout"> => new Promise((r) => setTimeout(() => r("timeout"), ms).unref());
 

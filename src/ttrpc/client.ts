@@ -5,6 +5,7 @@ import { ProtocolError, RpcError } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
 import { type MetadataInit, toKeyValues } from "./metadata.js";
 import { MessageQueue } from "./queue.js";
+import { toggleHold } from "./read-hold.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
 
@@ -334,10 +335,7 @@ class StreamCall extends BaseCall {
   }
 
   private setHold(on: boolean): void {
-    if (on === this.holding) return;
-    this.holding = on;
-    if (on) this.client.hold();
-    else this.client.release();
+    this.holding = toggleHold(this.client, this.holding, on);
   }
 
   /** The reader stopped early: forget the stream and close our side. */

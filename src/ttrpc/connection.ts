@@ -1,7 +1,9 @@
 import type { Duplex } from "node:stream";
 import { type FrameBudget, processFrameBudget } from "./budget.js";
+import { CloseOnce, closeAtEnd } from "./close-once.js";
 import { ClosedError } from "./errors.js";
 import { type Frame, FrameDecoder, MessageType, checkMaxDataLength } from "./frame.js";
+import { ReadHolds } from "./read-hold.js";
 import { FrameWriter } from "./writer.js";
 
 /** Options shared by clients and servers. */
@@ -42,11 +44,9 @@ export abstract class FrameConnection {
   protected readonly decoder: FrameDecoder;
   protected readonly writer: FrameWriter;
   protected readonly options: ResolvedConnectionOptions;
-  private holds = 0;
+  private readonly holds: ReadHolds;
   private waitingForDrain = false;
-  private closeError: Error | undefined;
-  private readonly closedPromise: Promise<Error>;
-  private resolveClosed!: (err: Error) => void;
+  private readonly shut = new CloseOnce();
 
   constructor(
     protected readonly socket: Duplex,
@@ -55,7 +55,7 @@ export abstract class FrameConnection {
     this.options = resolveConnectionOptions(options);
     this.decoder = new FrameDecoder({ maxDataLength: this.options.maxDataLength, budget: this.options.frameBudget });
     this.writer = new FrameWriter(socket);
-    this.closedPromise = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.holds = new ReadHolds(socket);
     socket.on("data", this.onData);
     socket.on("end", this.onEnd);
     socket.on("error", this.onError);
@@ -65,7 +65,7 @@ export abstract class FrameConnection {
 
   /** Settles with the reason once the connection has ended. */
   get closed(): Promise<Error> {
-    return this.closedPromise;
+    return this.shut.closed;
   }
 
   /** Bytes held for a frame received in part, counted in the connection's frameBudget. */
@@ -75,7 +75,7 @@ export abstract class FrameConnection {
 
   /** The reason the connection ended, or undefined while it is open. */
   get closeReason(): Error | undefined {
-    return this.closeError;
+    return this.shut.reason;
   }
 
   /**
@@ -92,29 +92,28 @@ export abstract class FrameConnection {
 
   /** Stops reading the socket until a matching release() (nested holds count). */
   hold(): void {
-    if (this.holds++ === 0) this.socket.pause();
+    this.holds.hold();
   }
 
   /** Undoes one hold(); reading resumes when none is left. */
   release(): void {
-    if (this.holds > 0 && --this.holds === 0 && this.closeError === undefined) this.socket.resume();
+    this.holds.release(this.shut.reason === undefined);
   }
 
   /** Ends the connection with `reason`, destroying the socket. */
   close(reason: Error = new ClosedError("ttrpc: connection closed")): void {
-    if (this.closeError !== undefined) return;
-    this.closeError = reason;
+    if (!this.shut.begin(reason)) return;
     this.decoder.dispose();
     this.writer.close();
     this.socket.destroy();
     this.onClose(reason);
-    this.resolveClosed(reason);
+    this.shut.settle();
   }
 
   /** Queues a data frame; false (nothing sent) when it is over the size limit. */
   protected writeData(id: number, flags: number, data: Uint8Array): boolean {
     if (data.length > this.options.maxDataLength) return false;
-    if (this.closeError === undefined) this.writer.end(this.writer.beginWithPayload(id, MessageType.Data, flags, 0, data), data);
+    if (this.shut.reason === undefined) this.writer.end(this.writer.beginWithPayload(id, MessageType.Data, flags, 0, data), data);
     return true;
   }
 
@@ -122,8 +121,8 @@ export abstract class FrameConnection {
   protected endWrites(): Promise<void> {
     this.writer.flush();
     return new Promise((resolve) => {
-      if (this.closeError !== undefined) return resolve();
-      void this.closedPromise.then(() => resolve());
+      if (this.shut.reason !== undefined) return resolve();
+      void this.shut.closed.then(() => resolve());
       this.socket.end(() => resolve());
     });
   }
@@ -137,7 +136,7 @@ export abstract class FrameConnection {
       return this.close(err as Error);
     }
     for (let i = 0; i < frames.length; i++) {
-      if (this.closeError !== undefined) return;
+      if (this.shut.reason !== undefined) return;
       this.onFrame(frames[i]!);
     }
     if (this.pauseReadsWhileCongested && !this.waitingForDrain && this.writer.congested) {
@@ -153,14 +152,7 @@ export abstract class FrameConnection {
     }
   };
 
-  private readonly onEnd = (): void => {
-    try {
-      this.decoder.end();
-      this.close(new ClosedError("ttrpc: connection closed by peer"));
-    } catch (err) {
-      this.close(err as Error);
-    }
-  };
+  private readonly onEnd = (): void => closeAtEnd(this.decoder, this, "ttrpc: connection closed by peer");
 
   private readonly onError = (err: Error): void => {
     // A transport that ended in order (a mux trunk closing) says so itself.

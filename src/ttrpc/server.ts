@@ -7,6 +7,7 @@ import { ClosedError, RpcError, type StatusFields } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
 import { type ListenUnixOptions, listenUnix } from "./listen.js";
 import { MessageQueue } from "./queue.js";
+import { toggleHold } from "./read-hold.js";
 import { Code } from "./status.js";
 import { LongTimer } from "./timer.js";
 import { withTimeout } from "./with-timeout.js";
@@ -387,10 +388,7 @@ class ServerCall implements CallContext {
   }
 
   private setHold(on: boolean): void {
-    if (on === this.holding) return;
-    this.holding = on;
-    if (on) this.conn.hold();
-    else this.conn.release();
+    this.holding = toggleHold(this.conn, this.holding, on);
   }
 
   /** Marks the call finished; false if it already was. The caller then answers and calls done(). */

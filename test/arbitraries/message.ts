@@ -121,28 +121,10 @@ export function enumValue(desc: DescEnum): fc.Arbitrary<number> {
 
 /** Map keys of the key's scalar type; 64-bit keys are strings, as protobuf-es stores them. */
 function mapKey(type: ScalarType): fc.Arbitrary<string | number | boolean> {
-  switch (type) {
-    case ScalarType.BOOL:
-      return fc.boolean();
-    case ScalarType.STRING:
-      return protoString();
-    case ScalarType.INT64:
-    case ScalarType.SINT64:
-    case ScalarType.SFIXED64:
-      return int64().map((v) => v.toString());
-    case ScalarType.UINT64:
-    case ScalarType.FIXED64:
-      return uint64().map((v) => v.toString());
-    case ScalarType.INT32:
-    case ScalarType.SINT32:
-    case ScalarType.SFIXED32:
-      return int32();
-    case ScalarType.UINT32:
-    case ScalarType.FIXED32:
-      return uint32();
-    default:
-      throw new Error(`test: scalar type ${ScalarType[type]} cannot be a map key`);
+  if (type === ScalarType.DOUBLE || type === ScalarType.FLOAT || type === ScalarType.BYTES) {
+    throw new Error(`test: scalar type ${ScalarType[type]} cannot be a map key`);
   }
+  return scalarValue(type, true) as fc.Arbitrary<string | number | boolean>;
 }
 
 class Builder {
@@ -202,6 +184,16 @@ class Builder {
     }
   }
 
+  /** A list's element or a map's value, or undefined when the depth bound leaves it out. */
+  private element(field: Extract<DescField, { fieldKind: "list" | "map" }>, depth: number): fc.Arbitrary<unknown> | undefined {
+    if (field.scalar !== undefined) {
+      // jstype applies to lists, not to map values.
+      return scalarValue(field.scalar, field.fieldKind === "list" && field.listKind === "scalar" && field.longAsString);
+    }
+    if (field.enum !== undefined) return enumValue(field.enum);
+    return depth > 0 ? this.message(field.message, depth - 1) : undefined;
+  }
+
   private field(field: DescField, depth: number): fc.Arbitrary<unknown> | undefined {
     const opts = { maxLength: this.maxLength };
     switch (field.fieldKind) {
@@ -210,33 +202,11 @@ class Builder {
       case "message":
         return this.singular(field, depth);
       case "list": {
-        let elem: fc.Arbitrary<unknown> | undefined;
-        switch (field.listKind) {
-          case "scalar":
-            elem = scalarValue(field.scalar, field.longAsString);
-            break;
-          case "enum":
-            elem = enumValue(field.enum);
-            break;
-          case "message":
-            elem = depth > 0 ? this.message(field.message, depth - 1) : undefined;
-            break;
-        }
+        const elem = this.element(field, depth);
         return elem === undefined ? undefined : fc.array(elem, opts);
       }
       case "map": {
-        let value: fc.Arbitrary<unknown> | undefined;
-        switch (field.mapKind) {
-          case "scalar":
-            value = scalarValue(field.scalar);
-            break;
-          case "enum":
-            value = enumValue(field.enum);
-            break;
-          case "message":
-            value = depth > 0 ? this.message(field.message, depth - 1) : undefined;
-            break;
-        }
+        const value = this.element(field, depth);
         if (value === undefined) return undefined;
         return fc
           .uniqueArray(fc.tuple(mapKey(field.mapKey), value), {
@@ -262,16 +232,8 @@ export function arbitraryMessage<Desc extends DescMessage>(
   return builder.message(schema, opts.maxDepth ?? 3) as fc.Arbitrary<MessageShape<Desc>>;
 }
 
-/** Every message type declared in `file`, nested ones included (map entries are not types). */
-export function allMessages(file: DescFile): DescMessage[] {
-  const out: DescMessage[] = [];
-  const visit = (m: DescMessage): void => {
-    out.push(m);
-    m.nestedMessages.forEach(visit);
-  };
-  file.messages.forEach(visit);
-  return out;
-}
+/** Every message type declared in a file, nested ones included: the generator's own list. */
+export { messagesOf as allMessages } from "../../src/codegen/plan.js";
 
 /** Every enum declared in `file`, nested ones included. */
 export function allEnums(file: DescFile): DescEnum[] {

@@ -107,23 +107,12 @@ function isMappingLine(t: string): boolean {
   return /:(\s|$)/u.test(t);
 }
 
-/** Drops a comment: `#` at the start or after whitespace, outside quotes. */
-function stripComment(line: string): string {
-  let quote = "";
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i]!;
-    if (quote !== "") {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = "";
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === "#" && (i === 0 || /\s/u.test(line[i - 1]!))) return line.slice(0, i);
-  }
-  return line;
-}
-
-/** The index of the `]` closing the list opened at 0, skipping quoted text; -1 if none. */
-function findClose(s: string): number {
-  let depth = 0;
+/**
+ * Walks `s` calling `visit` with each character outside quotes (the quote marks are not passed;
+ * inside double quotes a backslash escapes the next character) until `visit` returns true.
+ * Returns the index it stopped at, or -1.
+ */
+function scanUnquoted(s: string, visit: (c: string, i: number) => boolean): number {
   let quote = "";
   for (let i = 0; i < s.length; i++) {
     const c = s[i]!;
@@ -131,13 +120,25 @@ function findClose(s: string): number {
       if (c === "\\" && quote === '"') i++;
       else if (c === quote) quote = "";
     } else if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "{") depth++;
-    else if (c === "]" || c === "}") {
-      depth--;
-      if (depth === 0) return i;
-    }
+    else if (visit(c, i)) return i;
   }
   return -1;
+}
+
+/** Drops a comment: `#` at the start or after whitespace, outside quotes. */
+function stripComment(line: string): string {
+  const at = scanUnquoted(line, (c, i) => c === "#" && (i === 0 || /\s/u.test(line[i - 1]!)));
+  return at < 0 ? line : line.slice(0, at);
+}
+
+/** The index of the `]` closing the list opened at 0, skipping quoted text; -1 if none. */
+function findClose(s: string): number {
+  let depth = 0;
+  return scanUnquoted(s, (c) => {
+    if (c === "[" || c === "{") depth++;
+    else if (c === "]" || c === "}") return --depth === 0;
+    return false;
+  });
 }
 
 /** Splits a flow list's inside at top-level commas. */
@@ -145,21 +146,16 @@ function splitItems(s: string): string[] {
   if (s.trim() === "") return [];
   const out: string[] = [];
   let depth = 0;
-  let quote = "";
   let start = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s[i]!;
-    if (quote !== "") {
-      if (c === "\\" && quote === '"') i++;
-      else if (c === quote) quote = "";
-    } else if (c === "'" || c === '"') quote = c;
-    else if (c === "[" || c === "{") depth++;
+  scanUnquoted(s, (c, i) => {
+    if (c === "[" || c === "{") depth++;
     else if (c === "]" || c === "}") depth--;
     else if (c === "," && depth === 0) {
       out.push(s.slice(start, i));
       start = i + 1;
     }
-  }
+    return false;
+  });
   out.push(s.slice(start));
   return out;
 }

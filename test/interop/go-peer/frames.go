@@ -144,30 +144,23 @@ type wireRequest struct {
 	Metadata        []kv
 }
 
+// appendString appends a proto3 string field, left out when empty.
+func appendString(b []byte, field protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, field, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
 func encodeKV(b []byte, field protowire.Number, e kv) []byte {
-	var inner []byte
-	if e.Key != "" {
-		inner = protowire.AppendTag(inner, 1, protowire.BytesType)
-		inner = protowire.AppendString(inner, e.Key)
-	}
-	if e.Value != "" {
-		inner = protowire.AppendTag(inner, 2, protowire.BytesType)
-		inner = protowire.AppendString(inner, e.Value)
-	}
+	inner := appendString(appendString(nil, 1, e.Key), 2, e.Value)
 	b = protowire.AppendTag(b, field, protowire.BytesType)
 	return protowire.AppendBytes(b, inner)
 }
 
 func (q wireRequest) encode() []byte {
-	var b []byte
-	if q.Service != "" {
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendString(b, q.Service)
-	}
-	if q.Method != "" {
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendString(b, q.Method)
-	}
+	b := appendString(appendString(nil, 1, q.Service), 2, q.Method)
 	if len(q.Payload) > 0 {
 		b = protowire.AppendTag(b, 3, protowire.BytesType)
 		b = protowire.AppendBytes(b, q.Payload)

@@ -114,28 +114,7 @@ func runDrive(args []string) {
 		return nil, nil
 	}
 	deps := &deprecations{}
-	opts := append([]adaptation.Option{
-		adaptation.WithSocketPath(*socket),
-		adaptation.WithPluginPath("/nonexistent/nri-peer/plugins"),
-		adaptation.WithPluginConfigPath("/nonexistent/nri-peer/conf.d"),
-	}, versionOptions(deps)...)
-	r, err := adaptation.New(*name, *version, syncFn, updateFn, opts...)
-	if err != nil {
-		fail("drive: cannot create adaptation: %v", err)
-	}
-	if err := r.Start(); err != nil {
-		fail("drive: cannot start adaptation: %v", err)
-	}
-	emit(map[string]bool{"ready": true})
-	deadline := time.After(pluginWaitTimeout)
-	for n := 0; n < *nplugins; n++ {
-		select {
-		case <-syncedC:
-		case <-deadline:
-			fail("drive: only %d of %d plugins synchronized within %v", n, *nplugins, pluginWaitTimeout)
-		}
-	}
-	r.BlockPluginSync().Unblock()
+	r := startAdaptation("drive", *socket, *name, *version, syncFn, updateFn, deps, *nplugins, syncedC)
 
 	mon.arm(true)
 	ctx := context.Background()

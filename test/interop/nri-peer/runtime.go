@@ -153,6 +153,38 @@ func (m *monitor) take() []string {
 
 // --- the runtime ------------------------------------------------------------
 
+// startAdaptation creates and starts the Go runtime listening on socket (no pre-installed
+// plugins), says it is ready, and returns once nplugins plugins have synchronized (synced gets
+// one value for each) and the last of them has joined the active set. cmd names the command in
+// failures.
+func startAdaptation(cmd, socket, name, version string, syncFn adaptation.SyncFn, updateFn adaptation.UpdateFn, deps *deprecations, nplugins int, synced <-chan struct{}) *adaptation.Adaptation {
+	opts := append([]adaptation.Option{
+		adaptation.WithSocketPath(socket),
+		adaptation.WithPluginPath("/nonexistent/nri-peer/plugins"),
+		adaptation.WithPluginConfigPath("/nonexistent/nri-peer/conf.d"),
+	}, versionOptions(deps)...)
+	r, err := adaptation.New(name, version, syncFn, updateFn, opts...)
+	if err != nil {
+		fail("%s: cannot create adaptation: %v", cmd, err)
+	}
+	if err := r.Start(); err != nil {
+		fail("%s: cannot start adaptation: %v", cmd, err)
+	}
+	emit(map[string]bool{"ready": true})
+	deadline := time.After(pluginWaitTimeout)
+	for n := 0; n < nplugins; n++ {
+		select {
+		case <-synced:
+		case <-deadline:
+			fail("%s: only %d of %d plugins synchronized within %v", cmd, n, nplugins, pluginWaitTimeout)
+		}
+	}
+	// The last plugin is added to the active set right after its sync
+	// callback returns; wait for that to complete.
+	r.BlockPluginSync().Unblock()
+	return r
+}
+
 func runRuntime(args []string) {
 	fs := flag.NewFlagSet("runtime", flag.ExitOnError)
 	socket := fs.String("socket", "", "socket path to listen on")
@@ -176,7 +208,7 @@ func runRuntime(args []string) {
 	var (
 		mu        sync.Mutex
 		syncCalls int
-		syncedC   = make(chan string, 64)
+		syncedC   = make(chan struct{}, 64)
 	)
 	syncFn := func(ctx context.Context, cb adaptation.SyncCB) error {
 		mu.Lock()
@@ -192,7 +224,7 @@ func runRuntime(args []string) {
 			logger.Infof(ctx, "plugin asked for %d container updates while synchronizing", len(updates))
 		}
 		if !preinstalled {
-			syncedC <- "synced"
+			syncedC <- struct{}{}
 		}
 		return nil
 	}
@@ -202,31 +234,7 @@ func runRuntime(args []string) {
 	}
 
 	deps := &deprecations{}
-	opts := append([]adaptation.Option{
-		adaptation.WithSocketPath(*socket),
-		adaptation.WithPluginPath("/nonexistent/nri-peer/plugins"),
-		adaptation.WithPluginConfigPath("/nonexistent/nri-peer/conf.d"),
-	}, versionOptions(deps)...)
-	r, err := adaptation.New("nri-wire-peer", nriVersion, syncFn, updateFn, opts...)
-	if err != nil {
-		fail("runtime: cannot create adaptation: %v", err)
-	}
-	if err := r.Start(); err != nil {
-		fail("runtime: cannot start adaptation: %v", err)
-	}
-	emit(map[string]bool{"ready": true})
-
-	deadline := time.After(pluginWaitTimeout)
-	for n := 0; n < *nplugins; n++ {
-		select {
-		case <-syncedC:
-		case <-deadline:
-			fail("runtime: only %d of %d plugins synchronized within %v", n, *nplugins, pluginWaitTimeout)
-		}
-	}
-	// The last plugin is added to the active set right after its sync
-	// callback returns; wait for that to complete.
-	r.BlockPluginSync().Unblock()
+	r := startAdaptation("runtime", *socket, "nri-wire-peer", nriVersion, syncFn, updateFn, deps, *nplugins, syncedC)
 
 	mon.arm(true)
 	ctx := context.Background()

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/containerd/nri/pkg/adaptation"
 )
@@ -18,43 +17,13 @@ const nriVersion = "v0.8.0"
 // missingEvents are script events v0.8.0 has no call for: the runtime skips them.
 var missingEvents = map[string]bool{"UpdatePodSandbox": true, "PostUpdatePodSandbox": true}
 
-// deprecations: v0.8.0 knows no dedicated calls, so it never records any.
-type deprecations struct{}
-
-func (*deprecations) list() []deprecationRecord { return []deprecationRecord{} }
-
-// versionOptions: v0.8.0 has no options beyond the shared ones.
-func versionOptions(*deprecations) []adaptation.Option { return nil }
-
 // updatePodSandbox is never called: UpdatePodSandbox is in missingEvents.
 func updatePodSandbox(context.Context, *adaptation.Adaptation) error {
 	return fmt.Errorf("nri-peer: %s has no UpdatePodSandbox", nriVersion)
 }
 
-// stateChangeEraEvent delivers one of the events that v0.8.0 takes as a StateChangeEvent (pod
-// events carry no container).
-func stateChangeEraEvent(ctx context.Context, r *adaptation.Adaptation, event string) error {
-	ev := &adaptation.StateChangeEvent{Pod: demoPod()}
-	if !strings.HasSuffix(event, "PodSandbox") {
-		ev.Container = demoContainer()
-	}
-	switch event {
-	case "RunPodSandbox":
-		return r.RunPodSandbox(ctx, ev)
-	case "StopPodSandbox":
-		return r.StopPodSandbox(ctx, ev)
-	case "RemovePodSandbox":
-		return r.RemovePodSandbox(ctx, ev)
-	case "PostCreateContainer":
-		return r.PostCreateContainer(ctx, ev)
-	case "StartContainer":
-		return r.StartContainer(ctx, ev)
-	case "PostStartContainer":
-		return r.PostStartContainer(ctx, ev)
-	case "PostUpdateContainer":
-		return r.PostUpdateContainer(ctx, ev)
-	case "RemoveContainer":
-		return r.RemoveContainer(ctx, ev)
-	}
+// versionStateChangeEvent: v0.8.0 has no StateChange-era event beyond those that
+// version_pre_v0_12.go delivers.
+func versionStateChangeEvent(_ context.Context, _ *adaptation.Adaptation, event string, _ *adaptation.StateChangeEvent) error {
 	return fmt.Errorf("nri-peer: %s is not a StateChange-era event of %s", event, nriVersion)
 }
