@@ -76,7 +76,10 @@ go_download() {
   local mod=${1%@*} tmp
   tmp=$(mktemp -d)
   printf 'module download\n\ngo 1.24\n' >"$tmp/go.mod"
-  (cd "$tmp" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$1") >"$tmp/out.json"
+  (cd "$tmp" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$1") >"$tmp/out.json" || {
+    rm -rf "$tmp"
+    return 1
+  }
   sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' "$tmp/out.json"
   rm -rf "$tmp"
 }
