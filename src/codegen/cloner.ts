@@ -3,6 +3,7 @@ import { zeroOf } from "./decoder.js";
 import { mapValueType, scalarTsType } from "./encoder.js";
 import { idOf, shapeRef } from "./names.js";
 import { isUnboxed } from "./plan.js";
+import { is64Bit } from "./scalars.js";
 
 /*
  * clone_X: the deep copy protobuf-es clone(schema, m) makes of a message X, without its
@@ -11,19 +12,6 @@ import { isUnboxed } from "./plan.js";
  * declaration order as clone() sets them, then the unknown fields. Bytes, arrays, maps, oneof
  * cells and messages are new; strings, numbers and booleans are shared, being immutable.
  */
-
-function is64(t: ScalarType): boolean {
-  switch (t) {
-    case ScalarType.INT64:
-    case ScalarType.UINT64:
-    case ScalarType.SINT64:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      return true;
-    default:
-      return false;
-  }
-}
 
 /** How one value is copied: its TypeScript type and the expression copying `e`, or none. */
 interface Copy {
@@ -35,7 +23,7 @@ interface Copy {
 function scalarCopy(t: ScalarType, long: boolean): Copy {
   const type = scalarTsType(t, long);
   if (t === ScalarType.BYTES) return { type, of: (e) => `new Uint8Array(${e})` };
-  if (is64(t)) return { type, of: (e) => (long ? `@{toString64}(${e})` : `@{toBigint64}(${e})`) };
+  if (is64Bit(t)) return { type, of: (e) => (long ? `@{toString64}(${e})` : `@{toBigint64}(${e})`) };
   return { type, of: undefined };
 }
 

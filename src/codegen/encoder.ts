@@ -1,7 +1,7 @@
 import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
 import { idOf, shapeRef } from "./names.js";
 import { isUnboxed } from "./plan.js";
-import { scalarCode, tagBytes } from "./scalars.js";
+import { is64Bit, scalarCode, tagBytes } from "./scalars.js";
 
 /*
  * The encoder of a message is two functions over the same field order (by number, as
@@ -66,6 +66,7 @@ export function mapValueType(f: DescField & { fieldKind: "map" }): string {
 }
 
 export function scalarTsType(t: ScalarType, long: boolean): string {
+  if (is64Bit(t)) return long ? "string" : "bigint";
   switch (t) {
     case ScalarType.STRING:
       return "string";
@@ -73,12 +74,6 @@ export function scalarTsType(t: ScalarType, long: boolean): string {
       return "boolean";
     case ScalarType.BYTES:
       return "Uint8Array";
-    case ScalarType.INT64:
-    case ScalarType.UINT64:
-    case ScalarType.SINT64:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      return long ? "string" : "bigint";
     default:
       return "number";
   }
@@ -187,20 +182,8 @@ function field(out: Parts, f: DescField): void {
 
 /** A map key (a property name) as the value its scalar type writes, as protobuf-es converts it. */
 function mapKeyExpr(t: ScalarType): string {
-  switch (t) {
-    case ScalarType.STRING:
-      return "k";
-    case ScalarType.BOOL:
-      return `(k === "true")`;
-    case ScalarType.INT64:
-    case ScalarType.UINT64:
-    case ScalarType.SINT64:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      return "k";
-    default:
-      return "Number(k)";
-  }
+  if (t === ScalarType.STRING || is64Bit(t)) return "k";
+  return t === ScalarType.BOOL ? `(k === "true")` : "Number(k)";
 }
 
 /** size_X and write_X for message `m`. */

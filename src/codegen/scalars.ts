@@ -1,5 +1,19 @@
 import { ScalarType } from "@bufbuild/protobuf";
 
+/** Whether `t` is one of the 64-bit integer types (held as bigint, or string under jstype = JS_STRING). */
+export function is64Bit(t: ScalarType): boolean {
+  switch (t) {
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      return true;
+    default:
+      return false;
+  }
+}
+
 /**
  * How the generated code handles one scalar type: wire type, size, write, read and zero. In the
  * snippets, `@{name}` is a helper of the wire runtime module (the emitter turns it into an import).
