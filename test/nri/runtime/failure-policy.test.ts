@@ -87,6 +87,29 @@ describe("failure policy with a plugin that times out", () => {
     expect(runtime.plugins.map((p) => p.id)).toEqual(["10-boom", "20-later"]);
   });
 
+  it("a canceled event ends the call in flight with Go's canceled context and keeps the plugin", async () => {
+    const { runtime, socket } = await startRuntime({ requestTimeoutMs: 10_000 });
+    const abort = new AbortController();
+    let calls = 0;
+    await scriptedPlugin(socket, {
+      idx: "10",
+      name: "slow",
+      configure: { failurePolicy: { failRequest: false, keepConnected: false } },
+      impl: {
+        createContainer: (_req, ctx) => {
+          if (calls++ === 0) abort.abort(new Error("event canceled by the caller"));
+          return tooLate(ctx);
+        },
+        startContainer: () => (calls++, {}),
+      },
+    });
+    await runtime.waitForPlugins(1);
+    await expect(runtime.createContainer({ pod, container }, { signal: abort.signal })).rejects.toThrow(/^context canceled$/u);
+    expect(runtime.plugins.map((p) => p.id)).toEqual(["10-slow"]);
+    await runtime.startContainer({ pod, container });
+    expect(calls).toBe(2);
+  });
+
   it("a plugin whose connection closed between events is skipped silently, even with fail_request", async () => {
     const { runtime, socket, logs } = await startRuntime();
     const gone = await scriptedPlugin(socket, { idx: "10", name: "gone", configure: { failurePolicy: { failRequest: true } } });
