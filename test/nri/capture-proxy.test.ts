@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync } from "node:fs";
 import { type Socket, connect, createServer } from "node:net";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -30,11 +30,16 @@ function readAll(s: Socket): Promise<Uint8Array> {
   return new Promise((resolve) => s.once("end", () => resolve(concat(parts))));
 }
 
-function startProxy(dir: string, upstream: string, onRecord?: (session: string, r: SessionRecord) => void): { proxy: CaptureProxy; listen: string; sessions: Promise<RecordedSession>[] } {
+function startProxy(
+  dir: string,
+  upstream: string,
+  onRecord?: (session: string, r: SessionRecord) => void,
+  onError?: (e: Error) => void,
+): { proxy: CaptureProxy; listen: string; sessions: Promise<RecordedSession>[] } {
   const listen = join(dir, "cap.sock");
   const waiting: ((s: RecordedSession) => void)[] = [];
   const sessions = Array.from({ length: 4 }, () => new Promise<RecordedSession>((r) => waiting.push(r)));
-  const proxy = new CaptureProxy({ listen, upstream, out: join(dir, "session"), ...(onRecord ? { onRecord } : {}), onSession: (s) => waiting.shift()!(s) });
+  const proxy = new CaptureProxy({ listen, upstream, out: join(dir, "session"), ...(onRecord ? { onRecord } : {}), ...(onError ? { onError } : {}), onSession: (s) => waiting.shift()!(s) });
   return { proxy, listen, sessions };
 }
 
@@ -94,18 +99,28 @@ describe("CaptureProxy", () => {
     const upstream = join(dir, "rt.sock");
     const server = createServer((s) => s.end(Buffer.from("hello")));
     await new Promise<void>((r) => server.listen(upstream, r));
-    const { proxy, listen, sessions } = startProxy(dir, upstream);
+    let errors!: (e: Error) => void;
+    const { proxy, listen, sessions } = startProxy(dir, upstream, undefined, (e) => errors(e));
     await proxy.start();
+    // Sessions are reported as they finish; each connection is let finish before the next one starts, so the reports come in naming order.
+    const paths: string[] = [];
     for (let i = 0; i < 2; i++) {
       const s = connect(listen);
       await readAll(s);
       s.end();
+      paths.push((await sessions[i]!).indexPath);
     }
-    expect((await sessions[0]!).indexPath).toBe(join(dir, "session.index.json"));
-    expect((await sessions[1]!).indexPath).toBe(join(dir, "session-2.index.json"));
+    expect(paths).toEqual([join(dir, "session.index.json"), join(dir, "session-2.index.json")]);
     expect(JSON.parse(readFileSync(join(dir, "session-2.index.json"), "utf8"))).toMatchObject({ format: "nri-capture/v1", session: "session-2", files: { p2r: "session-2.p2r.bin", r2p: "session-2.r2p.bin" } });
     await new Promise<void>((r) => server.close(() => r()));
+    // With the upstream gone, a connection is closed unrecorded and the refusal is reported.
+    const refused = new Promise<Error>((r) => (errors = r));
+    const s = connect(listen);
+    s.on("error", () => undefined);
+    await readAll(s);
+    expect((await refused).message).toBe(`record: cannot connect to upstream ${upstream}: connect ENOENT ${upstream}`);
     await proxy.close();
+    expect(readdirSync(dir).filter((f) => f.startsWith("session-3"))).toEqual([]);
   });
 });
 
