@@ -6,3 +6,8 @@ export function flag(name: string, fallback: string): string {
   if (fallback === "") throw new Error(`bench: --${name} is required`);
   return fallback;
 }
+
+/** The endpoint option a `--busy-poll MICROS` flag sets, or none (the default window). */
+export function busyPollOption(): { busyPollMicros?: number } {
+  return process.argv.includes("--busy-poll") ? { busyPollMicros: Number(flag("busy-poll", "")) } : {};
+}

@@ -1,10 +1,10 @@
 /**
  * The TypeScript plugin of the end-to-end bench: adds one annotation and one environment
  * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
- * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME`.
+ * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]`.
  */
 import { NriPlugin } from "../../src/nri/plugin.js";
-import { flag } from "./args.js";
+import { busyPollOption, flag } from "./args.js";
 
 const name = flag("name", "bench");
 const envName = `BENCH_${name.toUpperCase().replaceAll("-", "_")}`;
@@ -14,7 +14,12 @@ const plugin = new NriPlugin(
     startContainer: () => undefined,
     postStartContainer: () => undefined,
   },
-  { name, idx: flag("idx", "10"), socketPath: flag("socket", "") },
+  {
+    name,
+    idx: flag("idx", "10"),
+    socketPath: flag("socket", ""),
+    ...busyPollOption(),
+  },
 );
 await plugin.start();
 await plugin.closed;

@@ -2,14 +2,14 @@
  * The TypeScript runtime of the end-to-end bench, the twin of `nri-bench runtime` (Go): waits for
  * N plugins, then runs CreateContainer + StartContainer + PostStartContainer cycles with the
  * fixture request for the given seconds and prints one JSON line of figures.
- * `node runtime.js --socket PATH --plugins N --request FILE --seconds S`, or `--serve` to only
- * report each synchronized plugin (cold-start measurements).
+ * `node runtime.js --socket PATH --plugins N --request FILE --seconds S [--busy-poll MICROS]`, or
+ * `--serve` to only report each synchronized plugin (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
 import { fromBinary, toBinary } from "../../src/wire/codec.js";
 import { type CreateContainerResponse, CreateContainerRequestSchema, CreateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/nri/runtime.js";
-import { flag } from "./args.js";
+import { busyPollOption, flag } from "./args.js";
 import { type CycleFigures, measureCycles } from "./cycles.js";
 
 const serveOnly = process.argv.includes("--serve");
@@ -20,6 +20,7 @@ const runtime = new NriRuntime({
   name: "nri-bench",
   version: "v1",
   requestTimeoutMs: 10_000,
+  ...busyPollOption(),
   synchronize: async (sync) => {
     await sync([], []);
     // The first call synchronizes the (no) pre-installed plugins at start.

@@ -1,4 +1,5 @@
 import { Duplex } from "node:stream";
+import { BusyPoll, checkBusyPollMicros } from "../ttrpc/busy-poll.js";
 import { CloseOnce, closeAtEnd } from "../ttrpc/close-once.js";
 import { ClosedError } from "../ttrpc/errors.js";
 import { ReadHolds, toggleHold } from "../ttrpc/read-hold.js";
@@ -20,6 +21,11 @@ export interface MuxOptions {
   maxReadPayload?: number;
   /** Bytes a connection buffers unread before the trunk stops being read. Default 256 KiB. */
   connHighWaterMark?: number;
+  /**
+   * Microseconds the event loop keeps polling after a write to the trunk, while the peer's
+   * answers come within that time (see busy-poll.ts); 0 turns it off. Default 0.
+   */
+  busyPollMicros?: number;
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number, max: number): number {
@@ -43,6 +49,7 @@ export class Mux {
   /** @internal */
   readonly highWaterMark: number;
   private readonly holds: ReadHolds;
+  private readonly poll: BusyPoll;
   /** The reason end() was given, once it was. */
   private ending: Error | undefined;
   private readonly shut = new CloseOnce();
@@ -55,6 +62,7 @@ export class Mux {
     this.decoder = new MuxDecoder(positiveInt("maxReadPayload", options.maxReadPayload, MAX_READ_PAYLOAD, 0xffffffff));
     this.highWaterMark = positiveInt("connHighWaterMark", options.connHighWaterMark, 256 << 10, 1 << 30);
     this.holds = new ReadHolds(trunk);
+    this.poll = new BusyPoll(checkBusyPollMicros("mux", options.busyPollMicros, 0));
     trunk.on("data", this.onData);
     trunk.on("end", this.onEnd);
     trunk.on("error", this.onTrunkError);
@@ -127,6 +135,7 @@ export class Mux {
       this.onTrunkError(err as NodeJS.ErrnoException);
       cb(this.shut.reason);
     });
+    this.poll.wrote();
   }
 
   private readonly onTrunkError = (e: NodeJS.ErrnoException): void => {
@@ -151,6 +160,7 @@ export class Mux {
   }
 
   private readonly onData = (chunk: Uint8Array): void => {
+    this.poll.received();
     let segments;
     try {
       segments = this.decoder.decode(chunk);

@@ -1,3 +1,4 @@
+import { checkBusyPollMicros } from "../ttrpc/busy-poll.js";
 import type { Duplex } from "node:stream";
 import type { MessageShape } from "@bufbuild/protobuf";
 import type { Plugin } from "../../gen/v1beta1/api_pb.js";
@@ -30,7 +31,7 @@ import { create } from "../wire/create.js";
 import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "./identity.js";
 import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "./nri-releases.js";
-import { DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
+import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "./socket.js";
 
 /** The v1beta1 Plugin methods, by handler name. */
 export type PluginMethods = (typeof Plugin)["method"];
@@ -86,6 +87,12 @@ export interface PluginOptions {
   dialect?: PluginDialect;
   /** How long registration, Configure and Synchronize may take in all. Default 5000 ms. */
   registrationTimeoutMs?: number;
+  /**
+   * Microseconds the event loop keeps polling after an answer is sent, while the runtime's
+   * next request comes within that time, instead of sleeping until it wakes the plugin (see
+   * the README's "Busy polling"); 0 turns it off. Default 250.
+   */
+  busyPollMicros?: number;
   /** Called once when the connection to the runtime ends, with the reason. */
   onClose?: (reason: Error) => void;
   /** Environment to read NRI_PLUGIN_* from (default process.env). */
@@ -180,6 +187,7 @@ export class NriPlugin {
   private served: ReturnType<Server["serve"]> | undefined;
   private readonly handlers: PluginHandlers;
   private readonly options: PluginOptions;
+  private readonly busyPollMicros: number;
   private readonly dialect: PluginDialect;
   private readonly log: PluginLog;
   private mux: Mux | undefined;
@@ -203,6 +211,7 @@ export class NriPlugin {
     this.handlers = handlers;
     this.options = options;
     this.dialect = options.dialect ?? "v1beta1";
+    this.busyPollMicros = checkBusyPollMicros("nri", options.busyPollMicros, DEFAULT_BUSY_POLL_MICROS);
     this.log = options.log ?? defaultLog;
     this.identity = resolveIdentity({
       name: options.name,
@@ -245,7 +254,7 @@ export class NriPlugin {
       this.options.socket ??
       (this.options.socketPath === undefined ? inheritedSocket(env) : undefined) ??
       (await connectUnix(this.options.socketPath ?? DEFAULT_SOCKET_PATH));
-    const mux = new Mux(socket);
+    const mux = new Mux(socket, { busyPollMicros: this.busyPollMicros });
     this.mux = mux;
     void mux.closed.then((reason) => this.finish(reason));
     // Serve before registering: the runtime may send Configure before it answers RegisterPlugin.

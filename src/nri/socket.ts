@@ -8,6 +8,13 @@ export { type ListenUnixOptions, listenUnix } from "../ttrpc/listen.js";
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
 
 /**
+ * The NRI endpoints' busy-polling window (see ttrpc/busy-poll.ts), in microseconds. A plugin
+ * answers an event well within it when neither event loop sleeps; a peer whose messages come
+ * further apart never makes the endpoint poll.
+ */
+export const DEFAULT_BUSY_POLL_MICROS = 250;
+
+/**
  * Connects to a unix socket; rejects with an error naming the path, after `what` (default
  * `nri: cannot connect to`). `allowHalfOpen` keeps the write side open after the peer ends its own.
  */

@@ -1,5 +1,4 @@
 import { readFileSync } from "node:fs";
-import { createServer, connect, type Socket } from "node:net";
 import { join, resolve } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { decodeRequest } from "../../src/ttrpc/envelope.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { concat, split } from "../support/bytes.js";
 import { runs } from "../support/fc.js";
-import { socketPath } from "../support/socket.js";
+import { trunkPair } from "../support/socket.js";
 import { eventually } from "../support/wait.js";
 
 
@@ -103,15 +102,6 @@ describe("mux framing", () => {
   });
 });
 
-async function trunkPair(): Promise<[Socket, Socket, () => void]> {
-  const path = socketPath("t.sock");
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(path, r));
-  const accepted = new Promise<Socket>((r) => srv.once("connection", r));
-  const a = connect(path);
-  await new Promise((r) => a.once("connect", r));
-  return [a, await accepted, () => srv.close()];
-}
 
 describe("mux over a socket", () => {
   it("carries ttrpc both ways on conns 1 and 2 at once", async () => {

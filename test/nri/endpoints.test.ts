@@ -10,7 +10,9 @@ import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { decodeRequest, decodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
+import { processPollWindow } from "../../src/ttrpc/busy-poll.js";
 import { socketPath } from "../support/socket.js";
+import { eventually } from "../support/wait.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -47,6 +49,22 @@ describe("plugin endpoint", () => {
     await rt.stopPodSandbox({ pod });
     await rt.runPodSandbox({ pod });
     expect(got).toEqual(["RunPodSandbox"]);
+  });
+
+  it("busy polls by default while events are answered quickly, not with busyPollMicros 0, and refuses a bad value", async () => {
+    const events = async (micros: Partial<{ busyPollMicros: number }>): Promise<number> => {
+      const rt = await startRuntime(micros);
+      await startPlugin(rt, { runPodSandbox: () => undefined }, "10", "p", micros);
+      await rt.waitForPlugins(1);
+      await eventually(() => !processPollWindow.active, "no window open before the events");
+      const before = processPollWindow.turns;
+      for (let i = 0; i < 50; i++) await rt.runPodSandbox({ pod });
+      return processPollWindow.turns - before;
+    };
+    expect(await events({})).toBeGreaterThan(0);
+    expect(await events({ busyPollMicros: 0 })).toBe(0);
+    expect(() => new NriPlugin({}, { busyPollMicros: -1 })).toThrow("nri: busyPollMicros -1 is not an integer from 0 to 10000");
+    expect(() => new NriRuntime({ name: "r", version: "0", busyPollMicros: 20_000 })).toThrow("nri: busyPollMicros 20000 is not an integer from 0 to 10000");
   });
 
   it("times out a registration the runtime never completes", async () => {

@@ -1,5 +1,6 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { type Socket, connect, createServer } from "node:net";
 import { join } from "node:path";
 
 /** A fresh directory for sockets (paths stay short: unix socket paths are limited to 108 bytes). */
@@ -10,4 +11,15 @@ export function socketDir(): string {
 /** A socket path in a fresh directory. */
 export function socketPath(name = "nri.sock"): string {
   return join(socketDir(), name);
+}
+
+/** Two ends of a connected unix socket, and a function that stops the listener. */
+export async function trunkPair(): Promise<[Socket, Socket, () => void]> {
+  const path = socketPath("t.sock");
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(path, r));
+  const accepted = new Promise<Socket>((r) => srv.once("connection", r));
+  const a = connect(path);
+  await new Promise((r) => a.once("connect", r));
+  return [a, await accepted, () => srv.close()];
 }

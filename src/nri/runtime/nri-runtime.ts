@@ -391,7 +391,7 @@ export class NriRuntime {
   }
 
   private connect(socket: Socket, kind: "external" | "pre-connected"): PluginConnection {
-    return new PluginConnection(socket, kind, this.hooks);
+    return new PluginConnection(socket, kind, this.hooks, this.options.busyPollMicros);
   }
 
   /** A plugin not yet in the registry, so that stop() reaches it too. */

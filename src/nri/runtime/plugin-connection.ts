@@ -62,8 +62,9 @@ export class PluginConnection implements PluginBackend {
     socket: Duplex,
     readonly kind: "external" | "pre-connected",
     private readonly hooks: ConnectionHooks,
+    busyPollMicros = 0,
   ) {
-    this.mux = new Mux(socket);
+    this.mux = new Mux(socket, { busyPollMicros });
     this.closed = this.mux.closed.then(() => undefined);
     this.registered = new Promise((resolve, reject) => (this.settleRegistration = { resolve, reject }));
     this.registered.catch(() => undefined);
