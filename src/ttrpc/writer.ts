@@ -27,7 +27,11 @@ export class FrameWriter {
     this.flush();
   };
 
-  constructor(private readonly sink: Writable) {}
+  constructor(
+    private readonly sink: Writable,
+    /** Told after each write to the sink (busy polling). */
+    private readonly wrote: () => void = () => undefined,
+  ) {}
 
   /** Whether the socket has more unwritten data than its high-water mark. */
   get congested(): boolean {
@@ -93,13 +97,13 @@ export class FrameWriter {
     if (parts.length === 0 || this.closed) return;
     this.parts = [];
     this.queued = 0;
-    if (parts.length === 1) {
-      this.sink.write(parts[0]!);
-      return;
+    if (parts.length === 1) this.sink.write(parts[0]!);
+    else {
+      this.sink.cork();
+      for (const p of parts) this.sink.write(p);
+      this.sink.uncork();
     }
-    this.sink.cork();
-    for (const p of parts) this.sink.write(p);
-    this.sink.uncork();
+    this.wrote();
   }
 
   /**

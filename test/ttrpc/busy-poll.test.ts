@@ -114,40 +114,58 @@ describe("busy polling", () => {
       expect(() => checkBusyPollMicros("nri", bad, 250)).toThrow(`nri: busyPollMicros ${bad} is not an integer from 0 to 10000`);
     }
     expect(() => new Mux(new PassThrough(), { busyPollMicros: -5 })).toThrow("mux: busyPollMicros -5 is not an integer from 0 to 10000");
+    expect(() => new Client(new PassThrough(), { busyPollMicros: 0.5 })).toThrow("ttrpc: busyPollMicros 0.5 is not an integer from 0 to 10000");
+    expect(() => new Server({ busyPollMicros: 10_001 })).toThrow("ttrpc: busyPollMicros 10001 is not an integer from 0 to 10000");
   });
 });
 
 
 describe("busy polling over a socket", () => {
-  /** A mux pair with an echo server on conn 1 that answers after `delayMs`. */
-  async function pair(busyPollMicros: number, delayMs: number): Promise<{ call: () => Promise<void>; close: () => void }> {
+  /**
+   * An echo server answering after `delayMs` and a client polling for `busyPollMicros`: over a
+   * mux pair (the mux polls), or over a bare socket (the ttrpc client polls).
+   */
+  async function pair(busyPollMicros: number, delayMs: number, over: "mux" | "socket" = "mux"): Promise<{ call: () => Promise<void>; close: () => void }> {
     const [a, b, done] = await trunkPair();
-    const server = new Mux(a);
-    const client = new Mux(b, { busyPollMicros });
-    new Server()
-      .register("s.Echo", {
-        Echo: {
-          kind: "unary" as const,
-          handler: async (r: Uint8Array) => {
-            if (delayMs > 0) await sleep(delayMs);
-            return r;
-          },
+    const echo = new Server().register("s.Echo", {
+      Echo: {
+        kind: "unary" as const,
+        handler: async (r: Uint8Array) => {
+          if (delayMs > 0) await sleep(delayMs);
+          return r;
         },
-      })
-      .serve(server.open(1));
-    const c = new Client(client.open(1));
+      },
+    });
+    let c: Client;
+    let close: () => void;
+    if (over === "mux") {
+      const server = new Mux(a);
+      const client = new Mux(b, { busyPollMicros });
+      echo.serve(server.open(1));
+      c = new Client(client.open(1));
+      close = () => {
+        client.close();
+        server.close();
+      };
+    } else {
+      echo.serve(a);
+      c = new Client(b, { busyPollMicros });
+      close = () => {
+        c.close();
+        a.destroy();
+      };
+    }
     return {
       call: async () => void (await c.call("s.Echo", "Echo", Uint8Array.of(1))),
       close: () => {
-        client.close();
-        server.close();
+        close();
         done();
       },
     };
   }
 
-  it("the event loop turns while a quick answer is awaited, and stops turning once the window has passed", async () => {
-    const p = await pair(5000, 0);
+  it.each(["mux", "socket"] as const)("over a %s, the event loop turns while a quick answer is awaited, and stops turning once the window has passed", async (over) => {
+    const p = await pair(5000, 0, over);
     await eventually(() => !processPollWindow.active, "no window open before the test");
     const before = processPollWindow.turns;
     for (let i = 0; i < 20; i++) await p.call();
