@@ -53,9 +53,11 @@ function loggedDeprecations(log: string): string[] {
 
 /** Error-level log lines about NRI or its plugins. */
 function nriErrors(log: string): string[] {
+  // The runtime's private directory (/tmp/nriw-…/) is in every socket path it logs: an error
+  // about its own ttrpc socket (a shim going away) is not about NRI; one naming nri.sock is.
   return readText(log)
     .split("\n")
-    .filter((l) => /level=error/.test(l) && /nri|plugin/i.test(l));
+    .filter((l) => /level=error/.test(l) && /nri|plugin/i.test(l.replace(/\/tmp\/nriw-[^/\s"']*\//g, "")));
 }
 
 interface Outcome {

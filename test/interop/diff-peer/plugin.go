@@ -132,9 +132,11 @@ func runPlugin(args []string) {
 	if err := s.Start(context.Background()); err != nil {
 		// A runtime kills a launched plugin it gives up on, so only an external one reliably
 		// lives to say why.
-		// A refused configuration races with the runtime closing the connection while the
-		// registration answer is under way (Go's own runtime and stub do), so it is not recorded.
-		if !launched && p.script.ConfigureError == "" {
+		// A refused configuration (an error, or a mask with bits no event has) races with the
+		// runtime closing the connection while the registration answer is under way (Go's own
+		// runtime and stub do), so it is not recorded.
+		refused := p.script.ConfigureError != "" || (p.script.RawEvents != nil && api.EventMask(*p.script.RawEvents)&^api.ValidEvents != 0)
+		if !launched && !refused {
 			p.rec.add(map[string]any{"startError": err.Error()})
 		}
 		os.Exit(1)
