@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every figure measured in one run on this machine, with ratios against the Go
- * reference where one exists. BENCH_SECONDS sets the length of each rps run (default 5).
+ * reference where one exists. BENCH_SECONDS sets the length of each rps and end-to-end run
+ * (default 5), BENCH_ROUNDS the interleaved rounds of the end-to-end runs (default 3).
  * With --write-readme the tables replace the block between the bench markers in README.md.
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -10,10 +11,12 @@ import { codecBench, codecTable } from "./codec.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
 import { WARMUP_CYCLES } from "./nri/cycles.js";
-import { buildPrograms, coldStarts, importCosts, median, runPair, writeRequest } from "./nri/e2e.js";
+import { type PairFigures, buildPrograms, coldStarts, importCosts, median, medianIndex, runPair, writeRequest } from "./nri/e2e.js";
 import { translateBench } from "./translate.js";
 
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
+/** Interleaved rounds of the NRI end-to-end runs (BENCH_ROUNDS, default 3). */
+const rounds = Number(process.env.BENCH_ROUNDS ?? "3");
 const shapes: [number, number][] = [
   [1, 100],
   [16, 100],
@@ -131,24 +134,37 @@ async function endToEnd(say: (line: string) => void): Promise<void> {
   ] as const;
   say(
     `NRI end to end: runtime and plugins in separate processes, ${seconds} s of cycles after a warm-up of ${fmt(WARMUP_CYCLES)} (CreateContainer + StartContainer + PostStartContainer, ` +
-      `${request.bytes}-byte CreateContainerRequest, each plugin adds one annotation and one env var); Go is containerd/nri v0.12.5 pkg/adaptation and pkg/stub; ratios against Go runtime + Go plugins:`,
+      `${request.bytes}-byte CreateContainerRequest, each plugin adds one annotation and one env var); Go is containerd/nri v0.12.5 pkg/adaptation and pkg/stub. ` +
+      `${rounds} interleaved rounds, every pairing once per round; ratios against Go runtime + Go plugins of the same round, median of the rounds (lowest–highest); ` +
+      `events/s and latencies from the median round, peak RSS the highest:`,
   );
   say("");
-  say("| plugins | runtime + plugins | events/s | ratio | cycle p50 / p99 µs | p99 ratio | peak RSS runtime / plugin |");
+  say("| plugins | runtime + plugins | events/s | ratio (range) | cycle p50 / p99 µs | p99 ratio | peak RSS runtime / plugin |");
   say("|---|---|---|---|---|---|---|");
   // The last row is TS + TS again with busy polling off on both sides, to show what it does.
   const noPoll = (c: (typeof programs.runtime)["TS"]): typeof c => [c[0], [...c[1], "--busy-poll", "0"]];
+  const rowsOf = [
+    ...pairings.map(([rt, pl]) => ({ label: `${rt} + ${pl}`, main: rt === "TS" && pl === "TS", rt: programs.runtime[rt], pl: programs.plugin[pl] })),
+    { label: "TS + TS, busy polling off", main: false, rt: noPoll(programs.runtime.TS), pl: noPoll(programs.plugin.TS) },
+  ];
   for (const n of [1, 3]) {
-    const rows = [];
-    for (const [rt, pl] of pairings) rows.push({ label: `${rt} + ${pl}`, main: rt === "TS" && pl === "TS", f: await runPair(programs.runtime[rt], programs.plugin[pl], n, request.path, seconds) });
-    rows.push({ label: "TS + TS, busy polling off", main: false, f: await runPair(noPoll(programs.runtime.TS), noPoll(programs.plugin.TS), n, request.path, seconds) });
-    const go = rows[1]!.f;
-    for (const { label, main, f } of rows) {
-      const pluginRss = Math.max(...f.pluginRssKiB) / 1024;
-      const ratio = `×${fmt(f.events_per_sec / go.events_per_sec, 2)}`;
+    const byRow: PairFigures[][] = rowsOf.map(() => []);
+    for (let r = 0; r < rounds; r++) {
+      for (const [i, row] of rowsOf.entries()) byRow[i]!.push(await runPair(row.rt, row.pl, n, request.path, seconds));
+    }
+    const go = byRow[1]!;
+    for (const [i, row] of rowsOf.entries()) {
+      const runs = byRow[i]!;
+      const ratios = runs.map((f, r) => f.events_per_sec / go[r]!.events_per_sec);
+      const p99Ratios = runs.map((f, r) => f.p99_us / go[r]!.p99_us);
+      const mid = runs[medianIndex(runs.map((f) => f.events_per_sec))]!;
+      const ratio = `×${fmt(median(ratios), 2)}`;
+      const range = rounds > 1 && i !== 1 ? ` (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})` : "";
+      const runtimeRss = Math.max(...runs.map((f) => f.runtimeRssKiB)) / 1024;
+      const pluginRss = Math.max(...runs.flatMap((f) => f.pluginRssKiB)) / 1024;
       say(
-        `| ${n} | ${label} | ${fmt(f.events_per_sec)} | ${main ? `**${ratio}**` : ratio} | ` +
-          `${fmt(f.p50_us)} / ${fmt(f.p99_us)} | ×${fmt(f.p99_us / go.p99_us, 2)} | ${fmt(f.runtimeRssKiB / 1024, 1)} / ${fmt(pluginRss, 1)} MiB |`,
+        `| ${n} | ${row.label} | ${fmt(mid.events_per_sec)} | ${row.main ? `**${ratio}**` : ratio}${range} | ` +
+          `${fmt(mid.p50_us)} / ${fmt(mid.p99_us)} | ×${fmt(median(p99Ratios), 2)} | ${fmt(runtimeRss, 1)} / ${fmt(pluginRss, 1)} MiB |`,
       );
     }
   }

@@ -133,3 +133,9 @@ export function median(xs: readonly number[]): number {
   const m = s.length >> 1;
   return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
+
+/** The index of a median element of `xs` (the lower middle one for an even count). */
+export function medianIndex(xs: readonly number[]): number {
+  const order = xs.map((_, i) => i).sort((a, b) => xs[a]! - xs[b]!);
+  return order[(xs.length - 1) >> 1]!;
+}

@@ -20,8 +20,9 @@ export interface ConnectionOptions {
   frameBudget?: FrameBudget;
   /**
    * Microseconds the event loop keeps polling after frames are written, while the peer's
-   * answers come within that time, instead of sleeping until they wake it (see busy-poll.ts);
-   * 0 turns it off. Default 0. Over an NRI mux, the mux does it (its own busyPollMicros).
+   * answers come within that time, instead of sleeping until they wake it (see the README's
+   * "Busy polling"); 0 turns it off. Default 0. Over an NRI mux, the mux does it (its own
+   * busyPollMicros).
    */
   busyPollMicros?: number;
 }
