@@ -10,6 +10,8 @@
  * idle connection. One window serves the whole process: several sockets polling extend the
  * same deadline.
  */
+import { performance } from "node:perf_hooks";
+import { setImmediate } from "node:timers";
 
 /** What the poller needs from its surroundings; tests give their own. */
 export interface PollClock {
@@ -19,13 +21,12 @@ export interface PollClock {
   turn(fn: () => void): void;
 }
 
-// Taken when the module loads, so that fake timers a test installs later do not stop the
-// window from ending.
+// Node's own, not the globals: fake timers a test installs replace the globals, and a window
+// must still end (and turn) by the real clock. The clock is taken when the module loads.
 const realNow = performance.now.bind(performance);
-const realSetImmediate = setImmediate;
 
 /** The process's event loop and clock. */
-export const eventLoopClock: PollClock = { now: realNow, turn: (fn) => void realSetImmediate(fn) };
+export const eventLoopClock: PollClock = { now: realNow, turn: (fn) => void setImmediate(fn) };
 
 /** The process-wide polling window: the event loop keeps turning until `until`. */
 export class PollWindow {

@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BusyPoll, type PollClock, PollWindow, checkBusyPollMicros, processPollWindow } from "../../src/ttrpc/busy-poll.js";
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
@@ -119,6 +119,21 @@ describe("busy polling", () => {
   });
 });
 
+
+describe("busy polling under fake timers", () => {
+  it("a window opened while a test fakes the timers still turns and ends by the real clock", async () => {
+    vi.useFakeTimers({ toFake: ["setImmediate", "setTimeout", "performance", "hrtime", "Date"] });
+    const window = new PollWindow();
+    try {
+      window.extend(2000);
+      expect(window.active).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+    await eventually(() => !window.active, "the window ends", 1000);
+    expect(window.turns).toBeGreaterThan(0);
+  });
+});
 
 describe("busy polling over a socket", () => {
   /**
