@@ -1,4 +1,3 @@
-import { checkBusyPollMicros } from "../ttrpc/busy-poll.js";
 import type { Duplex } from "node:stream";
 import type { MessageShape } from "@bufbuild/protobuf";
 import type { Plugin } from "../../gen/v1beta1/api_pb.js";
@@ -20,6 +19,7 @@ import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpda
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { type Version, packages } from "../translate/packages.js";
+import { checkBusyPollMicros } from "../ttrpc/busy-poll.js";
 import { Client } from "../ttrpc/client.js";
 import { CloseOnce } from "../ttrpc/close-once.js";
 import { RpcError } from "../ttrpc/errors.js";
