@@ -144,22 +144,23 @@ async function endToEnd(say: (line: string) => void): Promise<void> {
   // The last row is TS + TS again with busy polling off on both sides, to show what it does.
   const noPoll = (c: (typeof programs.runtime)["TS"]): typeof c => [c[0], [...c[1], "--busy-poll", "0"]];
   const rowsOf = [
-    ...pairings.map(([rt, pl]) => ({ label: `${rt} + ${pl}`, main: rt === "TS" && pl === "TS", rt: programs.runtime[rt], pl: programs.plugin[pl] })),
-    { label: "TS + TS, busy polling off", main: false, rt: noPoll(programs.runtime.TS), pl: noPoll(programs.plugin.TS) },
+    ...pairings.map(([rt, pl]) => ({ label: `${rt} + ${pl}`, main: rt === "TS" && pl === "TS", base: rt === "Go" && pl === "Go", rt: programs.runtime[rt], pl: programs.plugin[pl] })),
+    { label: "TS + TS, busy polling off", main: false, base: false, rt: noPoll(programs.runtime.TS), pl: noPoll(programs.plugin.TS) },
   ];
+  const baseRow = rowsOf.findIndex((r) => r.base);
   for (const n of [1, 3]) {
     const byRow: PairFigures[][] = rowsOf.map(() => []);
     for (let r = 0; r < rounds; r++) {
       for (const [i, row] of rowsOf.entries()) byRow[i]!.push(await runPair(row.rt, row.pl, n, request.path, seconds));
     }
-    const go = byRow[1]!;
+    const go = byRow[baseRow]!;
     for (const [i, row] of rowsOf.entries()) {
       const runs = byRow[i]!;
       const ratios = runs.map((f, r) => f.events_per_sec / go[r]!.events_per_sec);
       const p99Ratios = runs.map((f, r) => f.p99_us / go[r]!.p99_us);
       const mid = runs[medianIndex(runs.map((f) => f.events_per_sec))]!;
       const ratio = `×${fmt(median(ratios), 2)}`;
-      const range = rounds > 1 && i !== 1 ? ` (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})` : "";
+      const range = rounds > 1 && !row.base ? ` (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})` : "";
       const runtimeRss = Math.max(...runs.map((f) => f.runtimeRssKiB)) / 1024;
       const pluginRss = Math.max(...runs.flatMap((f) => f.pluginRssKiB)) / 1024;
       say(
