@@ -5,14 +5,16 @@ const STAGING_SIZE = 64 * 1024;
 const NO_STAGING: Uint8Array = Buffer.alloc(0);
 /** Payloads at least this big are written as their own part instead of being copied. */
 export const ZERO_COPY_THRESHOLD = 32 * 1024;
-/** Staged bytes past which a flush happens at once rather than at the end of the event-loop turn. */
+/** Staged bytes past which a flush happens at once rather than once the microtask queue is empty. */
 const FLUSH_THRESHOLD = 256 * 1024;
 
 /**
  * Batches frames into as few writes as possible: frames are encoded straight into a staging
- * buffer, large payloads are queued by reference, and everything queued within one turn of the
- * event loop goes out together (one writev on a socket; over a mux connection, one trunk write
- * per part, since the mux copies each part into its own frames anyway).
+ * buffer, large payloads are queued by reference, and everything queued by one callback and the
+ * promise continuations it sets off goes out together, once the microtask queue is empty (one
+ * writev on a socket; over a mux connection, one trunk write per part, since the mux copies each
+ * part into its own frames anyway). Waiting for the next turn of the event loop instead would
+ * put a poll for I/O and the check phase between a call or an answer and its write.
  */
 export class FrameWriter {
   private buf: Uint8Array = Buffer.allocUnsafe(STAGING_SIZE);
@@ -25,6 +27,11 @@ export class FrameWriter {
   private readonly flushNow = (): void => {
     this.scheduled = false;
     this.flush();
+  };
+  // A tick queued from a microtask runs once the microtask queue is empty: frames that promise
+  // continuations queue after this one (a handler's answer, a call made after an await) join it.
+  private readonly flushAfterMicrotasks = (): void => {
+    process.nextTick(this.flushNow);
   };
 
   constructor(
@@ -86,7 +93,7 @@ export class FrameWriter {
     if (this.queued >= FLUSH_THRESHOLD) this.flush();
     else if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(this.flushNow);
+      queueMicrotask(this.flushAfterMicrotasks);
     }
   }
 

@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { Writable } from "node:stream";
+import { setImmediate as nextTurn } from "node:timers/promises";
+import { FrameWriter } from "../../src/ttrpc/writer.js";
+import { HEADER_LENGTH, MessageType } from "../../src/ttrpc/frame.js";
+
+/** A sink that records each write as the stream ids of the frames in it. */
+function recordingSink(): { sink: Writable; writes: number[][] } {
+  const writes: number[][] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      const ids: number[] = [];
+      for (let p = 0; p < chunk.length; ) {
+        const length = chunk.readUInt32BE(p);
+        ids.push(chunk.readUInt32BE(p + 4));
+        p += HEADER_LENGTH + length;
+      }
+      writes.push(ids);
+      cb();
+    },
+  });
+  return { sink, writes };
+}
+
+function frame(w: FrameWriter, id: number): void {
+  const payload = new Uint8Array([id]);
+  w.end(w.beginWithPayload(id, MessageType.Request, 0, 0, payload), payload);
+}
+
+describe("FrameWriter", () => {
+  it("writes what one callback and the promise continuations it sets off queue as one write", async () => {
+    const { sink, writes } = recordingSink();
+    const w = new FrameWriter(sink);
+    // A callback of the event loop's own (a socket's data event in practice), not a promise's.
+    setImmediate(() => {
+      frame(w, 1);
+      void Promise.resolve().then(() => frame(w, 3));
+      void Promise.resolve()
+        .then(() => undefined)
+        .then(() => frame(w, 5));
+      frame(w, 7);
+    });
+    await nextTurn();
+    await nextTurn();
+    expect(writes).toEqual([[1, 7, 3, 5]]);
+  });
+
+  it("writes before the event loop's next turn, and reports each write", async () => {
+    const { sink, writes } = recordingSink();
+    let reported = 0;
+    const w = new FrameWriter(sink, () => reported++);
+    const seen: number[][][] = [];
+    setImmediate(() => seen.push(writes.map((ids) => [...ids])));
+    frame(w, 1);
+    await nextTurn();
+    expect(seen).toEqual([[[1]]]);
+    frame(w, 3);
+    await nextTurn();
+    expect([writes, reported]).toEqual([[[1], [3]], 2]);
+  });
+
+  it("writes nothing once closed", async () => {
+    const { sink, writes } = recordingSink();
+    const w = new FrameWriter(sink);
+    frame(w, 1);
+    w.close();
+    frame(w, 3);
+    await nextTurn();
+    expect(writes).toEqual([]);
+  });
+});
