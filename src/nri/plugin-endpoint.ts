@@ -160,13 +160,20 @@ async function invoke(method: PluginMethod, payload: Uint8Array, run: (req: neve
     // The generated decoder's DecodeError names the message and the field already.
     throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
   }
-  const out = await run(req as never);
+  // A handler that answers at once is not awaited: each await is a turn of the microtask queue
+  // between the request and its answer.
+  const r = run(req as never);
+  const out = isThenable(r) ? await r : r;
   try {
     return method.output.encode(toGeneratedMessage(method.output, out) as never);
   } catch (e) {
     // A handler's answer that does not fit its type is our fault, not the runtime's.
     throw new RpcError(Code.INTERNAL, `cannot encode ${method.output.typeName}: ${reason(e)}`, { cause: e });
   }
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
 }
 
 function reason(e: unknown): string {
@@ -413,9 +420,9 @@ export class NriPlugin {
   }
 
   /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
-  private async dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
+  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
     const desc = pluginMethods.get(method);
-    if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
+    if (desc === undefined) return Promise.reject(new RpcError(Code.UNIMPLEMENTED, `method ${method}`));
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
     switch (method) {
       case "Configure":
@@ -438,14 +445,27 @@ export class NriPlugin {
     }
   }
 
-  /** Runs a handler; its error is logged and travels to the runtime with its own message. */
-  private async guard(method: string, run: () => unknown): Promise<unknown> {
+  /**
+   * Runs a handler; its error is logged and travels to the runtime with its own message. An
+   * answer given at once is returned as it is, a promised one as a promise.
+   */
+  private guard(method: string, run: () => unknown): unknown {
+    let r: unknown;
     try {
-      return await run();
+      r = run();
     } catch (e) {
-      this.log("error", `nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
+      this.logFailure(method, e);
       throw e;
     }
+    if (!isThenable(r)) return r;
+    return Promise.resolve(r).then(undefined, (e: unknown) => {
+      this.logFailure(method, e);
+      throw e;
+    });
+  }
+
+  private logFailure(method: string, e: unknown): void {
+    this.log("error", `nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
   }
 
   private async configure(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {

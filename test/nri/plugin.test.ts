@@ -81,6 +81,29 @@ describe("plugin: Configure like the Go stub", () => {
     expect(log).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod"]);
   });
 
+  it("an async handler's rejection is logged the same way, and its answer awaited", async () => {
+    const rt = await runtime();
+    const { p, log } = plugin(
+      {
+        runPodSandbox: async () => {
+          await Promise.resolve();
+          throw new Error("no room for pod, later");
+        },
+        createContainer: async () => {
+          await new Promise((resolve) => setImmediate(resolve));
+          return { adjust: { annotations: { late: "yes" } } };
+        },
+      },
+      { socketPath: rt.socketPath! },
+    );
+    await p.start();
+    await rt.waitForPlugins(1);
+    await expect(rt.runPodSandbox({ pod: { id: "p" } })).rejects.toThrow("rpc error: code = Unknown desc = no room for pod, later");
+    expect(log).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod, later"]);
+    const created = await rt.createContainer({ pod: { id: "p" }, container: { id: "c" } });
+    expect(created.adjust?.annotations).toEqual({ late: "yes" });
+  });
+
   it("returns plain-object updates from handlers, and takes plain objects in updateContainers", async () => {
     const seen: string[] = [];
     const rt = await runtime({

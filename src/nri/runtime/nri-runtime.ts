@@ -30,7 +30,7 @@ import { PluginRegistry } from "./registry.js";
 import { type EventMethod, type PluginInfo, RuntimePlugin } from "./runtime-plugin.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
-import { shareEncoded } from "./shared-payload.js";
+import { shareEncoded, shareLeadingField } from "./shared-payload.js";
 
 /** A request to an event method: the message or its init shape. */
 export type EventRequest<K extends EventMethod> = MessageInitShape<PluginMethods[K]["input"]>;
@@ -173,6 +173,8 @@ export class NriRuntime {
     const req = ownRequest("createContainer", request);
     return this.event(async () => {
       const result = new CreateContainerResult(req);
+      // No answer changes the pod: its bytes are encoded once for all the plugins.
+      shareLeadingField(Plugin.method.createContainer.input, req, "pod");
       const validators = this.registry.validators;
       const validate = validators.length === 0 ? undefined : validationRequest(req);
       await this.relayEach("createContainer", req, o.signal, (p, res) => {
