@@ -4,7 +4,7 @@ import { CloseOnce, closeAtEnd } from "../ttrpc/close-once.js";
 import { ClosedError } from "../ttrpc/errors.js";
 import { ReadHolds, toggleHold } from "../ttrpc/read-hold.js";
 import { MuxError } from "./errors.js";
-import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, encodeMuxFrames } from "./frame.js";
+import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, type MuxSegment, encodeMuxFrames } from "./frame.js";
 
 /** The conn id the reference reserves; never opened. */
 export const RESERVED_CONN_ID = 0;
@@ -167,10 +167,32 @@ export class Mux {
     } catch (e) {
       return this.close(e as Error);
     }
-    for (const s of segments) this.conns.get(s.connId)?.deliver(s.data);
+    // A message of more than one frame (anything over 4096 bytes) arrives as consecutive
+    // segments of one conn: they are delivered as one chunk, so the connection above decodes it
+    // whole instead of holding and growing a partial frame.
+    for (let i = 0; i < segments.length; ) {
+      const connId = segments[i]!.connId;
+      let j = i + 1;
+      while (j < segments.length && segments[j]!.connId === connId) j++;
+      this.conns.get(connId)?.deliver(j - i === 1 ? segments[i]!.data : joinSegments(segments, i, j));
+      i = j;
+    }
   };
 
   private readonly onEnd = (): void => closeAtEnd(this.decoder, this, "mux: trunk closed by peer");
+}
+
+/** The data of segments[from, to) as one chunk. */
+function joinSegments(segments: readonly MuxSegment[], from: number, to: number): Uint8Array {
+  let n = 0;
+  for (let i = from; i < to; i++) n += segments[i]!.data.length;
+  const out = Buffer.allocUnsafe(n);
+  let pos = 0;
+  for (let i = from; i < to; i++) {
+    out.set(segments[i]!.data, pos);
+    pos += segments[i]!.data.length;
+  }
+  return out;
 }
 
 /** Ends a connection's writes; settles once what it queued has been written to the trunk. */

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { PassThrough } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MuxError } from "../../src/mux/errors.js";
@@ -141,6 +142,20 @@ describe("mux over a socket", () => {
     expect(got).toBe(big.length + 3);
     expect(ma.closeReason).toBe(reason);
     done();
+  });
+
+  it("delivers the consecutive frames of one conn in a trunk read as one chunk, in order with the others", async () => {
+    const trunk = new PassThrough();
+    const m = new Mux(trunk);
+    const chunks = new Map<number, number[][]>();
+    for (const id of [1, 2]) m.open(id).on("data", (d: Buffer) => chunks.set(id, [...(chunks.get(id) ?? []), [...d]]));
+    const bytes = (n: number, from: number): Uint8Array => new Uint8Array(n).map((_, i) => (from + i) & 0xff);
+    // 6072 bytes on conn 1 (frames of 4096 + 1976), 3 on conn 2, then 2 frames on conn 1 again.
+    trunk.write(concat([encodeMuxFrames(1, bytes(6072, 0)), encodeMuxFrames(2, bytes(3, 9)), encodeMuxFrames(1, bytes(5, 1), 3)]));
+    await eventually(() => chunks.get(1)?.length === 2, "conn 1's two chunks");
+    expect(chunks.get(1)!.map((c) => c.length)).toEqual([6072, 5]);
+    expect([chunks.get(1)![0], chunks.get(1)![1], chunks.get(2)]).toEqual([[...bytes(6072, 0)], [1, 2, 3, 4, 5], [[9, 10, 11]]]);
+    m.close();
   });
 
   it("refuses conn id 0, drops frames for conns not opened, and stops reading the trunk for an unread conn", async () => {
