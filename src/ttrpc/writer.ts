@@ -9,12 +9,13 @@ export const ZERO_COPY_THRESHOLD = 32 * 1024;
 const FLUSH_THRESHOLD = 256 * 1024;
 
 /**
- * Batches frames into as few writes as possible: frames are encoded straight into a staging
- * buffer, large payloads are queued by reference, and everything queued by one callback and the
- * promise continuations it sets off goes out together, once the microtask queue is empty (one
- * writev on a socket; over a mux connection, one trunk write per part, since the mux copies each
- * part into its own frames anyway). Waiting for the next turn of the event loop instead would
- * put a poll for I/O and the check phase between a call or an answer and its write.
+ * Batches frames into few writes without delaying a lone one: frames are encoded straight into
+ * a staging buffer and large payloads are queued by reference. The first frame of a burst (what
+ * one callback and the promise continuations it sets off queue) is written at once; the rest of
+ * the burst goes out together once the microtask queue is empty (one writev on a socket; over a
+ * mux connection, one trunk write per part, since the mux copies each part into its own frames
+ * anyway). A call or an answer, the common case, thus never waits for a scheduled flush, and a
+ * burst of many costs two writes.
  */
 export class FrameWriter {
   private buf: Uint8Array = Buffer.allocUnsafe(STAGING_SIZE);
@@ -24,6 +25,14 @@ export class FrameWriter {
   private queued = 0;
   private scheduled = false;
   private closed = false;
+  /** Whether a frame was written in the current burst: the next ones wait for its end. */
+  private burst = false;
+  private readonly endBurst = (): void => {
+    this.burst = false;
+  };
+  private readonly endBurstAfterMicrotasks = (): void => {
+    process.nextTick(this.endBurst);
+  };
   private readonly flushNow = (): void => {
     this.scheduled = false;
     this.flush();
@@ -91,7 +100,11 @@ export class FrameWriter {
       return;
     }
     if (this.queued >= FLUSH_THRESHOLD) this.flush();
-    else if (!this.scheduled) {
+    else if (!this.burst) {
+      this.burst = true;
+      queueMicrotask(this.endBurstAfterMicrotasks);
+      this.flush();
+    } else if (!this.scheduled) {
       this.scheduled = true;
       queueMicrotask(this.flushAfterMicrotasks);
     }

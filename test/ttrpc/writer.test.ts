@@ -28,7 +28,7 @@ function frame(w: FrameWriter, id: number): void {
 }
 
 describe("FrameWriter", () => {
-  it("writes what one callback and the promise continuations it sets off queue as one write", async () => {
+  it("writes the first frame of a burst at once, and what else one callback and its promise continuations queue as one write", async () => {
     const { sink, writes } = recordingSink();
     const w = new FrameWriter(sink);
     // A callback of the event loop's own (a socket's data event in practice), not a promise's.
@@ -42,16 +42,16 @@ describe("FrameWriter", () => {
     });
     await nextTurn();
     await nextTurn();
-    expect(writes).toEqual([[1, 7, 3, 5]]);
+    expect(writes).toEqual([[1], [7, 3, 5]]);
   });
 
-  it("writes before the event loop's next turn, and reports each write", async () => {
+  it("writes a lone frame at once, and reports each write", async () => {
     const { sink, writes } = recordingSink();
     let reported = 0;
     const w = new FrameWriter(sink, () => reported++);
     const seen: number[][][] = [];
-    setImmediate(() => seen.push(writes.map((ids) => [...ids])));
     frame(w, 1);
+    seen.push(writes.map((ids) => [...ids]));
     await nextTurn();
     expect(seen).toEqual([[[1]]]);
     frame(w, 3);
@@ -59,13 +59,14 @@ describe("FrameWriter", () => {
     expect([writes, reported]).toEqual([[[1], [3]], 2]);
   });
 
-  it("writes nothing once closed", async () => {
+  it("drops what waits for the burst's end, and writes nothing more, once closed", async () => {
     const { sink, writes } = recordingSink();
     const w = new FrameWriter(sink);
     frame(w, 1);
-    w.close();
     frame(w, 3);
+    w.close();
+    frame(w, 5);
     await nextTurn();
-    expect(writes).toEqual([]);
+    expect(writes).toEqual([[1]]);
   });
 });
