@@ -7,7 +7,7 @@ import { type MetadataInit, toKeyValues } from "./metadata.js";
 import { MessageQueue } from "./queue.js";
 import { toggleHold } from "./read-hold.js";
 import { Code } from "./status.js";
-import { LongTimer } from "./timer.js";
+import { type Deadline, processDeadlines } from "./deadlines.js";
 
 /** Per-call options. */
 export interface CallOptions {
@@ -179,7 +179,7 @@ function canceledError(signal: AbortSignal): RpcError {
 abstract class BaseCall implements PendingStream {
   id = 0;
   protected settled = false;
-  private timer: LongTimer | undefined;
+  private timer: Deadline | undefined;
   private signal: AbortSignal | undefined;
   private readonly onAbort = (): void => this.fail(canceledError(this.signal!));
 
@@ -197,7 +197,7 @@ abstract class BaseCall implements PendingStream {
       signal.addEventListener("abort", this.onAbort, { once: true });
     }
     if (timeoutMs !== undefined) {
-      this.timer = new LongTimer(() => this.fail(deadlineError(timeoutMs)), timeoutMs);
+      this.timer = processDeadlines.start(() => this.fail(deadlineError(timeoutMs)), timeoutMs);
     }
     return true;
   }

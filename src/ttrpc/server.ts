@@ -9,7 +9,7 @@ import { type ListenUnixOptions, listenUnix } from "./listen.js";
 import { MessageQueue } from "./queue.js";
 import { toggleHold } from "./read-hold.js";
 import { Code } from "./status.js";
-import { LongTimer } from "./timer.js";
+import { type Deadline, processDeadlines } from "./deadlines.js";
 import { withTimeout } from "./with-timeout.js";
 
 /** What a handler learns about its call. */
@@ -281,7 +281,7 @@ class ServerCall implements CallContext {
   readonly deadline: number | undefined;
   private controller: AbortController | undefined;
   private abortReason: Error | undefined;
-  private timer: LongTimer | undefined;
+  private timer: Deadline | undefined;
   private done = false;
   private readonly input: MessageQueue | undefined;
   private holding = false;
@@ -321,7 +321,7 @@ class ServerCall implements CallContext {
     if (t < 0) return this.reject(new RpcError(Code.DEADLINE_EXCEEDED, "deadline exceeded before the call started"));
     if (t > 0) {
       const ms = t / 1e6;
-      this.timer = new LongTimer(() => this.reject(new RpcError(Code.DEADLINE_EXCEEDED, `deadline of ${ms} ms exceeded`)), Math.ceil(ms));
+      this.timer = processDeadlines.start(() => this.reject(new RpcError(Code.DEADLINE_EXCEEDED, `deadline of ${ms} ms exceeded`)), Math.ceil(ms));
     }
     try {
       switch (this.def.kind) {

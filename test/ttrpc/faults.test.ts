@@ -113,8 +113,9 @@ describe("faults over real sockets", () => {
     const text = "unavailable: connection closed: ttrpc: truncated frame: input ended after 50 of 100 data bytes of stream 1";
     expect(new Set(errors.map((e) => `${(e as RpcError).code} ${e.message}`))).toEqual(new Set([`${Code.UNAVAILABLE} ${text}`]));
     expect(c.pending).toBe(0);
-    // 200 deadline timers and the socket were live during the calls; none is left after.
-    expect(during.Timeout).toBeGreaterThanOrEqual(calls);
+    // The calls' deadlines held a timer (one serves all 200) and the socket was live during the
+    // calls; none is left holding the process after.
+    expect(during.Timeout).toBe((before.Timeout ?? 0) + 1);
     console.log(`peer killed mid-frame: ${calls} pending calls failed ${ms.toFixed(1)} ms after SIGKILL; resources before ${JSON.stringify(before)}, during ${JSON.stringify(during)}, after ${JSON.stringify(after)}`);
   });
 
