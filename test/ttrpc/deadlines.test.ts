@@ -75,7 +75,7 @@ describe("deadline queues", () => {
         };
         for (const op of script) {
           if (op.kind === "start") {
-            const m = { at: clock.t + op.ms, fired: 0, cleared: false, moved: false, handle: { clear: () => undefined } };
+            const m: (typeof model)[number] = { at: clock.t + op.ms, fired: 0, cleared: false, moved: false, handle: { clear: () => undefined } };
             m.handle = q.start(() => m.fired++, op.ms);
             model.push(m);
           } else if (op.kind === "clear") {
