@@ -50,6 +50,8 @@ export interface Peer {
   waitFor(pred: (line: string) => boolean, timeoutMs?: number): Promise<string>;
   /** Resolves with the exit code once the process has exited. */
   readonly exited: Promise<number | null>;
+  /** Resolves once every line of its output has been read. */
+  readonly outputEnded: Promise<void>;
   stderr(): string;
 }
 
@@ -58,7 +60,9 @@ export function startPeer(command: [string, string[]], args: string[]): Peer {
   const lines: string[] = [];
   let err = "";
   const waiters: { pred: (l: string) => boolean; resolve: (l: string) => void }[] = [];
-  createInterface({ input: child.stdout! }).on("line", (line) => {
+  const output = createInterface({ input: child.stdout! });
+  const outputEnded = new Promise<void>((res) => output.on("close", () => res()));
+  output.on("line", (line) => {
     lines.push(line);
     for (const w of [...waiters]) {
       if (w.pred(line)) {
@@ -76,6 +80,7 @@ export function startPeer(command: [string, string[]], args: string[]): Peer {
     child,
     lines,
     exited,
+    outputEnded,
     stderr: () => err,
     waitFor(pred, timeoutMs = 30_000) {
       const seen = lines.find(pred);
@@ -104,5 +109,10 @@ export async function runPeer(command: [string, string[]], args: string[], timeo
   const timer = setTimeout(() => p.child.kill("SIGKILL"), timeoutMs);
   const code = await p.exited;
   clearTimeout(timer);
+  // A process can exit before its last lines are read: wait for its output to end (not forever:
+  // a child it started may hold the pipe open).
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([p.outputEnded, new Promise((res) => (grace = setTimeout(res, 2000)))]);
+  clearTimeout(grace);
   return { code, lines: p.lines, stderr: p.stderr() };
 }
