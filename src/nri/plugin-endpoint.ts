@@ -151,8 +151,12 @@ const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
   services_v1beta1_api.Plugin.methods.map((m) => [m.name, { localName: m.localName, input: generated(m.input), output: generated(m.output) }]),
 );
 
-/** Runs a typed handler on raw bytes. */
-async function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Promise<Uint8Array> {
+/**
+ * Runs a typed handler on raw bytes. A handler that answers at once is answered at once, with no
+ * promise between the request and the bytes of its answer (the ttrpc server writes those at
+ * once); a decoding failure throws. A promised answer is awaited.
+ */
+function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Uint8Array | Promise<Uint8Array> {
   let req: unknown;
   try {
     req = method.input.decode(payload);
@@ -160,10 +164,12 @@ async function invoke(method: PluginMethod, payload: Uint8Array, run: (req: neve
     // The generated decoder's DecodeError names the message and the field already.
     throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
   }
-  // A handler that answers at once is not awaited: each await is a turn of the microtask queue
-  // between the request and its answer.
   const r = run(req as never);
-  const out = isThenable(r) ? await r : r;
+  return isThenable(r) ? Promise.resolve(r).then((out) => answer(method, out)) : answer(method, r);
+}
+
+/** The bytes of a handler's answer. */
+function answer(method: PluginMethod, out: unknown): Uint8Array {
   try {
     return method.output.encode(toGeneratedMessage(method.output, out) as never);
   } catch (e) {
@@ -420,7 +426,7 @@ export class NriPlugin {
   }
 
   /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
-  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Promise<Uint8Array> {
+  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Uint8Array | Promise<Uint8Array> {
     const desc = pluginMethods.get(method);
     if (desc === undefined) return Promise.reject(new RpcError(Code.UNIMPLEMENTED, `method ${method}`));
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;

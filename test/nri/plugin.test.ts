@@ -5,6 +5,8 @@ import { NriRuntime, type RuntimeOptions } from "../../src/nri/runtime.js";
 import { FakeRuntime, type FakeRuntimeOptions } from "../support/fake-runtime.js";
 import { socketPath } from "../support/socket.js";
 import { eventually } from "../support/wait.js";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { StartContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -123,6 +125,28 @@ describe("plugin: Configure like the Go stub", () => {
     expect(res.update[0]?.linux?.resources?.memory?.limit?.value).toBe(4096n);
     expect(await p.updateContainers([{ containerId: "e", linux: { resources: { memory: { limit: 1 } } } }])).toEqual([]);
     expect(seen).toEqual(['[["e","1"]]']);
+  });
+});
+
+describe("plugin: requests it cannot decode", () => {
+  it("answers invalid_argument naming the message and field, and goes on serving", async () => {
+    const good = toBinary(StartContainerRequestSchema, create(StartContainerRequestSchema, { container: { id: "c" } }));
+    const rt = await fake({
+      calls: [
+        { method: "StartContainer", payload: Uint8Array.of(0x12, 0x03, 0x0a, 0x01, 0xff) },
+        { method: "StartContainer", payload: good },
+      ],
+    });
+    const started: string[] = [];
+    const { p, log } = plugin({ startContainer: (req) => void started.push(req.container?.id ?? "") }, { socketPath: rt.path });
+    await p.start();
+    await eventually(() => rt.seen.length === 2, "both calls answered");
+    expect(rt.seen).toEqual([
+      "StartContainer failed: invalid_argument: decode nri.pkg.api.v1beta1.Container: field id (1): invalid UTF-8",
+      "StartContainer answered 0 bytes",
+    ]);
+    expect([started, log.filter((l) => l.startsWith("error"))]).toEqual([["c"], []]);
+    p.close();
   });
 });
 

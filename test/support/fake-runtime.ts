@@ -16,6 +16,8 @@ export interface FakeRuntimeOptions {
   version?: "v1alpha1" | "v1beta1";
   /** After Synchronize, send Shutdown with this reason and record what follows in `seen`. */
   shutdown?: string;
+  /** After Synchronize, make these calls with raw payloads and record each outcome in `seen`. */
+  calls?: readonly { method: string; payload: Uint8Array }[];
 }
 
 /**
@@ -53,6 +55,12 @@ export class FakeRuntime {
             return;
           }
           await client.call(`${pkg}.Plugin`, "Synchronize", toBinary(SynchronizeRequestSchema, create(SynchronizeRequestSchema, {})));
+          for (const c of o.calls ?? []) {
+            await client.call(`${pkg}.Plugin`, c.method, c.payload).then(
+              (r) => this.seen.push(`${c.method} answered ${r.length} bytes`),
+              (e: Error) => this.seen.push(`${c.method} failed: ${e.message}`),
+            );
+          }
           if (o.shutdown !== undefined) {
             void mux.closed.then((r) => this.seen.push(`closed: ${r.message}`));
             await client.call(`${pkg}.Plugin`, "Shutdown", toBinary(ShutdownRequestSchema, create(ShutdownRequestSchema, { reason: o.shutdown }))).then(
