@@ -428,7 +428,7 @@ export class NriPlugin {
   /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
   private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Uint8Array | Promise<Uint8Array> {
     const desc = pluginMethods.get(method);
-    if (desc === undefined) return Promise.reject(new RpcError(Code.UNIMPLEMENTED, `method ${method}`));
+    if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
     switch (method) {
       case "Configure":

@@ -23,24 +23,18 @@ export class FrameWriter {
   private pos = 0;
   private parts: Uint8Array[] = [];
   private queued = 0;
-  private scheduled = false;
   private closed = false;
-  /** Whether a frame was written in the current burst: the next ones wait for its end. */
+  /** Whether a burst is open: its first frame went out at once, the rest wait for its end. */
   private burst = false;
   private readonly endBurst = (): void => {
     this.burst = false;
-  };
-  private readonly endBurstAfterMicrotasks = (): void => {
-    process.nextTick(this.endBurst);
-  };
-  private readonly flushNow = (): void => {
-    this.scheduled = false;
     this.flush();
   };
   // A tick queued from a microtask runs once the microtask queue is empty: frames that promise
-  // continuations queue after this one (a handler's answer, a call made after an await) join it.
-  private readonly flushAfterMicrotasks = (): void => {
-    process.nextTick(this.flushNow);
+  // continuations queue after the first (a handler's answer, a call made after an await) join
+  // the burst.
+  private readonly endBurstAfterMicrotasks = (): void => {
+    process.nextTick(this.endBurst);
   };
 
   constructor(
@@ -104,9 +98,6 @@ export class FrameWriter {
       this.burst = true;
       queueMicrotask(this.endBurstAfterMicrotasks);
       this.flush();
-    } else if (!this.scheduled) {
-      this.scheduled = true;
-      queueMicrotask(this.flushAfterMicrotasks);
     }
   }
 
