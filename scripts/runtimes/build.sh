@@ -4,6 +4,7 @@
 #
 #   scripts/runtimes/build.sh containerd   containerd v2.4.2 (+ shim, ctr), crictl, runc
 #   scripts/runtimes/build.sh crio         CRI-O v1.34.0 (+ pinns, copyimg), crictl, runc, conmon
+#   scripts/runtimes/build.sh helm         Helm v4.3.1 (renders the charts `nri-wire build` writes)
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/runtimes/<name>-<version>/ (a `.complete` file
 # marks a finished build). The project's own small Go programs (the probe that is the test
@@ -18,6 +19,7 @@ set -euo pipefail
 CONTAINERD_VERSION=v2.4.2
 CRICTL_VERSION=v1.34.0
 CRIO_VERSION=v1.34.0
+HELM_VERSION=v4.3.1
 # The tags CRI-O's Makefile helpers pick on a Debian machine with libseccomp-dev and no btrfs.
 CRIO_TAGS="containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion containers_image_openpgp seccomp"
 
@@ -130,6 +132,17 @@ build_crio() {
   echo "CRIO_BIN=$dir/bin"
 }
 
+build_helm() {
+  local dir=$CACHE/helm-$HELM_VERSION
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    step "build helm $HELM_VERSION" "$LOGS/helm-$HELM_VERSION.log" \
+      env GOBIN="$dir/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod "${NICE[@]}" go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+    touch "$dir/.complete"
+  fi
+  echo "HELM=$dir/bin/helm"
+}
+
 # The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
 build_own() {
   step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
@@ -146,15 +159,20 @@ exec 9>"$CACHE/.lock"
 flock 9
 command -v go >/dev/null || { echo "runtimes: go is not on PATH; it builds the runtimes" >&2; exit 1; }
 [ $# -gt 0 ] || set -- containerd crio
+if [ "$*" = helm ]; then
+  build_helm
+  exit 0
+fi
 need_debian runc runc
 for what in "$@"; do
   case $what in
+    helm) build_helm ;;
     containerd) build_containerd ;;
     crio)
       need_debian conmon conmon
       build_crio
       ;;
-    *) echo "runtimes: unknown runtime '$what' (containerd, crio)" >&2; exit 2 ;;
+    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm)" >&2; exit 2 ;;
   esac
 done
 build_crictl
