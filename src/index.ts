@@ -17,5 +17,5 @@ export {
   parseEvent,
   parseEventMask,
   type EventNameStyle,
-} from "./events.js";
+} from "./api/events.js";
 export { Event } from "../gen/v1beta1/api_pb.js";

@@ -40,7 +40,7 @@ export function buildPrograms(): Programs {
   return {
     runtime: { TS: [process.execPath, [join(out, "bench/nri/runtime.js")]], Go: [go, ["runtime"]] },
     plugin: { TS: [process.execPath, [join(out, "bench/nri/plugin.js")]], Go: [go, ["plugin"]] },
-    pluginEntry: join(out, "src/nri/plugin.js"),
+    pluginEntry: join(out, "src/plugin/index.js"),
   };
 }
 

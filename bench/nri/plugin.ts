@@ -3,7 +3,7 @@
  * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
  * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]`.
  */
-import { NriPlugin } from "../../src/nri/plugin.js";
+import { NriPlugin } from "../../src/plugin/index.js";
 import { busyPollOption, flag } from "./args.js";
 
 const name = flag("name", "bench");

@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { fromBinary, toBinary } from "../../src/wire/codec.js";
 import { type CreateContainerResponse, CreateContainerRequestSchema, CreateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
-import { NriRuntime } from "../../src/nri/runtime.js";
+import { NriRuntime } from "../../src/runtime/index.js";
 import { busyPollOption, flag } from "./args.js";
 import { type CycleFigures, measureCycles } from "./cycles.js";
 

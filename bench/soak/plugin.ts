@@ -9,7 +9,7 @@
  * PostStartContainer, asks for an unsolicited CPU quota update; `validator` rejects containers
  * named `reject-me`.
  */
-import { NriPlugin, type PluginHandlers } from "../../src/nri/plugin.js";
+import { NriPlugin, type PluginHandlers } from "../../src/plugin/index.js";
 import { flag } from "../nri/args.js";
 import { Rng } from "./rng.js";
 import { REJECTED_NAME, REJECTION_REASON, UPDATER_CPU_QUOTA, UPDATER_MEMORY_LIMIT, annotationOf, envOf } from "./roles.js";

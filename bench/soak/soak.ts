@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { clone, create } from "@bufbuild/protobuf";
 import { type Container, ContainerState, type LinuxResources, LinuxResourcesSchema, type PodSandbox } from "../../gen/v1beta1/api_pb.js";
-import { NriRuntime } from "../../src/nri/runtime.js";
+import { NriRuntime } from "../../src/runtime/index.js";
 import { type Growth, type GrowthSample, judgeGrowth } from "./growth.js";
 import { EventLedger, type LedgerCounts } from "./ledger.js";
 import { RuntimeState, containerOf, podOf } from "./lifecycle.js";

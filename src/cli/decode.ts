@@ -1,5 +1,5 @@
-import { decodeCapture, readCapture } from "../nri/capture-file.js";
-import type { SessionRecord } from "../nri/session-decoder.js";
+import { decodeCapture, readCapture } from "../capture/capture-file.js";
+import type { SessionRecord } from "../capture/session-decoder.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
 /** A record as printed: the session it belongs to first, then the record's own fields. */

@@ -1,5 +1,5 @@
-import { ALL_EVENTS, eventHandlerName, formatEvent } from "../events.js";
-import { NriPlugin, type PluginDialect, type PluginHandlers } from "../nri/plugin.js";
+import { ALL_EVENTS, eventHandlerName, formatEvent } from "../api/events.js";
+import { NriPlugin, type PluginDialect, type PluginHandlers } from "../plugin/index.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
 /** Options of the example plugin. */

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { ContainerSchema, type ContainerUpdate, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
-import { NriRuntime, type PluginInfo } from "../nri/runtime.js";
+import { NriRuntime, type PluginInfo } from "../runtime/index.js";
 import { scriptContainer, scriptPod, syncContainer, syncPod } from "../testing/script-objects.js";
 import { stateChangeEventOf } from "../translate/index.js";
 import { type Command, UsageError } from "./command.js";

@@ -1,5 +1,5 @@
-import { CaptureProxy } from "../nri/capture-proxy.js";
-import type { SessionRecord } from "../nri/session-decoder.js";
+import { CaptureProxy } from "../capture/capture-proxy.js";
+import type { SessionRecord } from "../capture/session-decoder.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 import { formatRecord } from "./decode.js";
 

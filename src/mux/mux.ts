@@ -1,8 +1,8 @@
 import { Duplex } from "node:stream";
-import { BusyPoll, checkBusyPollMicros } from "../ttrpc/busy-poll.js";
-import { CloseOnce, closeAtEnd } from "../ttrpc/close-once.js";
+import { BusyPoll, checkBusyPollMicros } from "../internal/busy-poll.js";
+import { CloseOnce, closeAtEnd } from "../internal/close-once.js";
 import { ClosedError } from "../ttrpc/errors.js";
-import { ReadHolds, toggleHold } from "../ttrpc/read-hold.js";
+import { ReadHolds, toggleHold } from "../internal/read-hold.js";
 import { MuxError } from "./errors.js";
 import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, type MuxSegment, encodeMuxFrames } from "./frame.js";
 

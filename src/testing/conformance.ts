@@ -10,12 +10,12 @@ import {
   type UpdateContainerResponse,
   UpdateContainerRequestSchema,
 } from "../../gen/v1beta1/api_pb.js";
-import { TEARDOWN_EVENTS, VALID_EVENTS_MASK, eventBit, eventOfMethod, formatEvent } from "../events.js";
-import { checkPluginIndex, checkPluginName } from "../nri/identity.js";
-import { CreateContainerResult } from "../nri/runtime/create-result.js";
-import { StopContainerResult, UpdateContainerResult } from "../nri/runtime/update-result.js";
-import { type Deprecation, stateChangeDeprecation } from "../nri/runtime/deprecation.js";
-import { SessionDecoder } from "../nri/session-decoder.js";
+import { TEARDOWN_EVENTS, VALID_EVENTS_MASK, eventBit, eventOfMethod, formatEvent } from "../api/events.js";
+import { checkPluginIndex, checkPluginName } from "../api/identity.js";
+import { CreateContainerResult } from "../runtime/create-result.js";
+import { StopContainerResult, UpdateContainerResult } from "../runtime/update-result.js";
+import { type Deprecation, stateChangeDeprecation } from "../runtime/deprecation.js";
+import { SessionDecoder } from "../capture/session-decoder.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import type { PluginInstance, PluginStarter } from "./plugin-starter.js";

@@ -11,10 +11,10 @@ import {
   type StopContainerResponse,
   type UpdateContainerResponse,
 } from "../../gen/v1beta1/api_pb.js";
-import { NriRuntime } from "../nri/runtime/nri-runtime.js";
-import type { Deprecation } from "../nri/runtime/deprecation.js";
-import type { DefaultValidatorConfig } from "../nri/runtime/default-validator.js";
-import type { PluginInfo } from "../nri/runtime/runtime-plugin.js";
+import { NriRuntime } from "../runtime/nri-runtime.js";
+import type { Deprecation } from "../runtime/deprecation.js";
+import type { DefaultValidatorConfig } from "../runtime/default-validator.js";
+import type { PluginInfo } from "../runtime/runtime-plugin.js";
 
 type Pod = MessageInitShape<typeof PodSandboxSchema>;
 type Ctr = MessageInitShape<typeof ContainerSchema>;

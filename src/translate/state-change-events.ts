@@ -1,10 +1,10 @@
 import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
 import { Event } from "../../gen/v1beta1/api_lite.js";
-import { formatEvent } from "../events.js";
+import { formatEvent } from "../api/events.js";
 
 /**
  * The nine events that a StateChange-era peer receives as `Plugin.StateChange` and a dedicated-era
- * peer as their own call. Each call's method name comes from the one event table (src/events), so
+ * peer as their own call. Each call's method name comes from the one event table (src/api/events.ts), so
  * an event cannot be paired with another event's method: the bug of an earlier upstream attempt
  * (PostUpdatePodSandbox sent as STOP_POD_SANDBOX, PostUpdateContainer as POST_START_CONTAINER).
  */

@@ -5,7 +5,7 @@ import { ProtocolError, RpcError } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
 import { type MetadataInit, toKeyValues } from "./metadata.js";
 import { MessageQueue } from "./queue.js";
-import { toggleHold } from "./read-hold.js";
+import { toggleHold } from "../internal/read-hold.js";
 import { Code } from "./status.js";
 import { type Deadline, processDeadlines } from "./deadlines.js";
 

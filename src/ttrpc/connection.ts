@@ -1,10 +1,10 @@
 import type { Duplex } from "node:stream";
 import { type FrameBudget, processFrameBudget } from "./budget.js";
-import { BusyPoll, checkBusyPollMicros } from "./busy-poll.js";
-import { CloseOnce, closeAtEnd } from "./close-once.js";
+import { BusyPoll, checkBusyPollMicros } from "../internal/busy-poll.js";
+import { CloseOnce, closeAtEnd } from "../internal/close-once.js";
 import { ClosedError } from "./errors.js";
 import { type Frame, FrameDecoder, MessageType, checkMaxDataLength } from "./frame.js";
-import { ReadHolds } from "./read-hold.js";
+import { ReadHolds } from "../internal/read-hold.js";
 import { FrameWriter } from "./writer.js";
 
 /** Options shared by clients and servers. */

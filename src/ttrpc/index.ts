@@ -26,7 +26,7 @@ export {
   MessageType,
   encodeFrame,
 } from "./frame.js";
-export { type ListenUnixOptions, listenUnix } from "./listen.js";
+export { type ListenUnixOptions, listenUnix } from "../internal/listen.js";
 export { type MetadataInit, groupMetadata, toKeyValues } from "./metadata.js";
 export {
   type BidiStreamingHandler,

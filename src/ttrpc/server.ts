@@ -5,9 +5,9 @@ import { type ConnectionOptions, FrameConnection, resolveConnectionOptions } fro
 import { type KeyValue, type RequestEnvelope, ResponseSizes, decodeRequest, writeResponseHead } from "./envelope.js";
 import { ClosedError, RpcError, type StatusFields } from "./errors.js";
 import { Flag, type Frame, MessageType } from "./frame.js";
-import { type ListenUnixOptions, listenUnix } from "./listen.js";
+import { type ListenUnixOptions, listenUnix } from "../internal/listen.js";
 import { MessageQueue } from "./queue.js";
-import { toggleHold } from "./read-hold.js";
+import { toggleHold } from "../internal/read-hold.js";
 import { Code } from "./status.js";
 import { type Deadline, processDeadlines } from "./deadlines.js";
 import { withTimeout } from "./with-timeout.js";

@@ -1,8 +1,8 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import fc from "fast-check";
-import type { DefaultValidatorConfig } from "../../src/nri/runtime/default-validator.js";
-import { CONTAINER, POD } from "../nri/runtime/adapt-scenarios.js";
-import type { Scenario, ScriptedPlugin } from "../nri/runtime/adapt-scenario.js";
+import type { DefaultValidatorConfig } from "../../src/runtime/default-validator.js";
+import { CONTAINER, POD } from "../runtime/adapt-scenarios.js";
+import type { Scenario, ScriptedPlugin } from "../runtime/adapt-scenario.js";
 
 /**
  * Random runtime-adaptation scenarios for 1–3 plugins: adjustments of every kind, removal

@@ -233,7 +233,7 @@ export function arbitraryMessage<Desc extends DescMessage>(
 }
 
 /** Every message type declared in a file, nested ones included: the generator's own list. */
-export { messagesOf as allMessages } from "../../src/codegen/plan.js";
+export { messagesOf as allMessages } from "../../tools/codegen/plan.js";
 
 /** Every enum declared in `file`, nested ones included. */
 export function allEnums(file: DescFile): DescEnum[] {

@@ -7,12 +7,12 @@ import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
 import { decodeCaptures } from "../../src/cli/decode.js";
 import { main } from "../../src/cli/main.js";
-import { decodeCapture, readCapture } from "../../src/nri/capture-file.js";
-import type { SessionRecord } from "../../src/nri/session-decoder.js";
+import { decodeCapture, readCapture } from "../../src/capture/capture-file.js";
+import type { SessionRecord } from "../../src/capture/session-decoder.js";
 import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
 import { nriPeer, useGoPeers } from "../support/go-peers.js";
-import { indexPath, loadGolden } from "../nri/capture-support.js";
+import { indexPath, loadGolden } from "../capture/capture-support.js";
 
 const cli = tsCommand("src/cli/main.ts");
 

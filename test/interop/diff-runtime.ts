@@ -36,7 +36,7 @@ import {
   UpdatePodSandboxRequestSchema,
   UpdatePodSandboxResponseSchema,
 } from "../../gen/v1beta1/api_pb.js";
-import { NriRuntime } from "../../src/nri/runtime.js";
+import { NriRuntime } from "../../src/runtime/index.js";
 import { canonicalJson } from "./diff-lines.js";
 import type { External, Json, Scenario, Script, Step } from "./diff-scenarios.js";
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { SessionRecord } from "../../src/nri/session-decoder.js";
+import type { SessionRecord } from "../../src/capture/session-decoder.js";
 import type { ConformanceReport } from "../../src/testing/index.js";
 import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";

@@ -1,7 +1,7 @@
 import { toJson } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { CreateContainerResponseSchema, UpdateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
-import { NriPlugin, type PluginHandlers } from "../../src/nri/plugin.js";
+import { NriPlugin, type PluginHandlers } from "../../src/plugin/index.js";
 import { TestRuntime } from "../../src/testing/index.js";
 
 const pod = { id: "pod1", name: "p", uid: "u1", namespace: "default" };

@@ -2,7 +2,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { DescMessage } from "@bufbuild/protobuf";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../gen/v1beta1/api_pb.js";
-import { formatEvent } from "../../src/events.js";
+import { formatEvent } from "../../src/api/events.js";
 
 /**
  * The reference translation, through the generated types: decode, build the other message with

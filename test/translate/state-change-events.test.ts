@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ALL_EVENTS, formatEvent } from "../../src/events.js";
+import { ALL_EVENTS, formatEvent } from "../../src/api/events.js";
 import {
   describeEvent,
   eventMethods,

@@ -4,7 +4,7 @@ import "../../gen/kitchen/v1/kitchen_codec.js";
 import { TreeSchema, WithStructSchema } from "../../gen/kitchen/v1/kitchen_pb.js";
 import * as lite from "../../gen/v1beta1/api_lite.js";
 import { clone } from "../../src/wire/index.js";
-import * as plugin from "../../src/nri/plugin.js";
+import * as plugin from "../../src/plugin/index.js";
 import { concat } from "../support/bytes.js";
 
 /*

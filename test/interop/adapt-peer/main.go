@@ -1,7 +1,7 @@
 // adapt-peer runs the real containerd/nri v0.12.5 runtime adaptation (pkg/adaptation) on
 // scenarios read as JSON lines from stdin, with scripted in-process (builtin) plugins, and prints
 // one JSON line per scenario: what each plugin and validator received, and the merged response
-// or the error text. It is the judge of nri-wire's merge engine (src/nri/runtime).
+// or the error text. It is the judge of nri-wire's merge engine (src/runtime).
 package main
 
 import (

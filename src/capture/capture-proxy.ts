@@ -1,0 +1,156 @@
+import { unlink } from "node:fs/promises";
+import { type Server, type Socket, createServer } from "node:net";
+import { basename } from "node:path";
+import { CaptureWriter } from "./capture-file.js";
+import { type Direction, SessionDecoder, type SessionRecord } from "./session-decoder.js";
+import { connectUnix } from "../api/socket.js";
+
+/** Options of a CaptureProxy. */
+export interface CaptureProxyOptions {
+  /** Socket the plugins connect to (a stale socket file is replaced). */
+  listen: string;
+  /** The runtime's socket every connection is forwarded to. */
+  upstream: string;
+  /**
+   * Capture path prefix (a trailing `.index.json` is dropped): the first connection is written
+   * to PREFIX.index.json, PREFIX.p2r.bin and PREFIX.r2p.bin, the n-th to PREFIX-n.*.
+   */
+  out: string;
+  /** Each decoded record as its bytes pass, with the capture's session name; decoding is off without it. */
+  onRecord?: (session: string, record: SessionRecord) => void;
+  /** A connection ended and its capture is complete on disk. */
+  onSession?: (session: RecordedSession) => void;
+  /** A connection that could not be forwarded (the upstream refused it). */
+  onError?: (error: Error) => void;
+}
+
+/** One recorded connection. */
+export interface RecordedSession {
+  readonly session: string;
+  readonly indexPath: string;
+  /** Bytes forwarded each way. */
+  readonly bytes: Record<Direction, number>;
+}
+
+/** Connects upstream keeping the write side open after the peer ends its own (half-closes travel through). */
+function dial(path: string): Promise<Socket> {
+  return connectUnix(path, { allowHalfOpen: true, what: "record: cannot connect to upstream" });
+}
+
+/**
+ * A transparent proxy between plugins and a runtime socket: every byte is forwarded unchanged,
+ * each read recorded with its time in the capture format, and optionally decoded as it passes.
+ * Half-closes travel through, so either side may finish first.
+ */
+export class CaptureProxy {
+  private server: Server | undefined;
+  private count = 0;
+  private readonly live = new Set<{ close(): void; done: Promise<void> }>();
+  private readonly prefix: string;
+
+  constructor(private readonly options: CaptureProxyOptions) {
+    this.prefix = options.out.replace(/\.index\.json$/u, "");
+  }
+
+  /** Starts listening. */
+  async start(): Promise<void> {
+    await unlink(this.options.listen).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== "ENOENT") throw e;
+    });
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: true }, (s) => void this.accept(s));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.options.listen, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    this.server = server;
+  }
+
+  /** Stops listening, cuts every connection still open and writes their captures. */
+  async close(): Promise<void> {
+    const stopped = new Promise<void>((r) => (this.server === undefined ? r() : this.server.close(() => r())));
+    const sessions = [...this.live];
+    for (const s of sessions) s.close();
+    await Promise.all([stopped, ...sessions.map((s) => s.done)]);
+  }
+
+  private async accept(plugin: Socket): Promise<void> {
+    let runtime: Socket;
+    try {
+      runtime = await dial(this.options.upstream);
+    } catch (e) {
+      plugin.destroy();
+      this.options.onError?.(e as Error);
+      return;
+    }
+    const n = ++this.count;
+    const prefix = n === 1 ? this.prefix : `${this.prefix}-${n}`;
+    const session = basename(prefix);
+    const writer = new CaptureWriter({ prefix, listen: this.options.listen, upstream: this.options.upstream });
+    const onRecord = this.options.onRecord;
+    const decoder = onRecord === undefined ? undefined : new SessionDecoder();
+    const ended = new Set<Direction>();
+    const emit = (records: SessionRecord[]): void => {
+      for (const r of records) onRecord!(session, r);
+    };
+    const endDir = (dir: Direction): void => {
+      if (ended.has(dir)) return;
+      ended.add(dir);
+      const t = writer.now();
+      writer.closeDir(dir, t);
+      if (decoder !== undefined) emit(decoder.end(dir, t, writer.timeOf(t)));
+    };
+    const forward = (from: Socket, to: Socket, dir: Direction): void => {
+      from.on("data", (chunk: Buffer) => {
+        const t = writer.now();
+        writer.chunk(dir, chunk, t);
+        if (decoder !== undefined) emit(decoder.push(dir, chunk, t, writer.timeOf(t)));
+        if (!to.write(chunk)) {
+          from.pause();
+          to.once("drain", () => from.resume());
+        }
+      });
+      from.on("end", () => {
+        endDir(dir);
+        to.end();
+      });
+      // A reset on one side is passed on as a reset of the other.
+      from.on("error", () => to.destroy());
+    };
+    let closedCount = 0;
+    let finish!: () => void;
+    const done = new Promise<void>((r) => (finish = r));
+    const entry = {
+      close: () => {
+        plugin.destroy();
+        runtime.destroy();
+      },
+      done,
+    };
+    this.live.add(entry);
+    const onClose = (): void => {
+      if (++closedCount < 2) return;
+      endDir("p2r");
+      endDir("r2p");
+      void writer.close().then(
+        () => {
+          this.live.delete(entry);
+          this.options.onSession?.({ session, indexPath: writer.indexPath, bytes: writer.sizes() });
+          finish();
+        },
+        (e: unknown) => {
+          this.live.delete(entry);
+          this.options.onError?.(e as Error);
+          finish();
+        },
+      );
+    };
+    plugin.on("close", onClose);
+    runtime.on("close", onClose);
+    forward(plugin, runtime, "p2r");
+    forward(runtime, plugin, "r2p");
+    plugin.resume();
+  }
+}

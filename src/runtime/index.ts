@@ -1,0 +1,30 @@
+/**
+ * nri-wire/runtime: what a container runtime uses. NriRuntime has the semantics of
+ * containerd/nri v0.12.5's pkg/adaptation: plugins of either revision, launched or external or
+ * in-process, events in index order with merged answers, failure policies and Go's error texts.
+ */
+import type { Version } from "../translate/index.js";
+
+export { type EventOptions, type EventRequest, NriRuntime } from "./nri-runtime.js";
+export {
+  DEFAULT_PLUGIN_CONFIG_PATH,
+  DEFAULT_PLUGIN_PATH,
+  DEFAULT_REGISTRATION_TIMEOUT_MS,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type RuntimeLog,
+  type RuntimeOptions,
+  type SyncCallback,
+  type SyncFn,
+  type UpdateFn,
+  type UpdateSource,
+} from "./options.js";
+export type { EventMethod, PluginInfo } from "./runtime-plugin.js";
+export type { PluginKind } from "./plugin-backend.js";
+export { type BuiltinContext, type BuiltinHandlers, type BuiltinPlugin, builtinEvents } from "./builtin-plugin.js";
+export { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
+export { type DefaultValidatorConfig } from "./default-validator.js";
+export { AdaptationError } from "./errors.js";
+export { EventError } from "./event-error.js";
+export { DEFAULT_SOCKET_PATH } from "../api/socket.js";
+/** Which revision a peer speaks, as told by the package of its calls (translate's Version). */
+export type ApiVersion = Version;

@@ -1,0 +1,150 @@
+import type { Container, ContainerEviction, ContainerUpdate, PodSandbox } from "../../gen/v1beta1/api_pb.js";
+import { checkBusyPollMicros } from "../internal/busy-poll.js";
+import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH } from "../api/socket.js";
+import type { BuiltinPlugin } from "./builtin-plugin.js";
+import type { DefaultValidatorConfig } from "./default-validator.js";
+import type { Deprecation } from "./deprecation.js";
+
+type MaybePromise<T> = T | Promise<T>;
+
+/** Where the reference looks for pre-installed plugins. */
+export const DEFAULT_PLUGIN_PATH = "/opt/nri/plugins";
+/** Where the reference looks for pre-installed plugins' configuration. */
+export const DEFAULT_PLUGIN_CONFIG_PATH = "/etc/nri/conf.d";
+/** How long a plugin may take to register (the reference's default). */
+export const DEFAULT_REGISTRATION_TIMEOUT_MS = 5000;
+/** How long a plugin may take to answer one request (the reference's default). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 2000;
+
+/**
+ * Synchronizes plugins with the runtime's state (the reference's SyncCB): called with every pod
+ * and container, resolves with the container updates the plugins asked for.
+ */
+export type SyncCallback = (pods: PodSandbox[], containers: Container[]) => Promise<ContainerUpdate[]>;
+
+/**
+ * The runtime's side of synchronization (the reference's SyncFn): it calls `sync` with its
+ * current state, applies the updates it gets back, and resolves. Rejecting refuses the plugin.
+ */
+export type SyncFn = (sync: SyncCallback) => MaybePromise<void>;
+
+/** Who asked for an unsolicited update. */
+export interface UpdateSource {
+  /** `NN-name`, or `""` when the plugin has not registered yet. */
+  readonly plugin: string;
+  /** The evictions the plugin asked for in the same request (the reference drops them). */
+  readonly evict: readonly ContainerEviction[];
+}
+
+/**
+ * Applies a plugin's unsolicited container updates (the reference's UpdateFn); resolves with
+ * the updates that failed. A rejection reaches the plugin as its call's error.
+ */
+export type UpdateFn = (updates: ContainerUpdate[], source: UpdateSource) => MaybePromise<ContainerUpdate[] | void>;
+
+/** Where the runtime reports what the reference logs. */
+export interface RuntimeLog {
+  /** Progress worth a line: a plugin registered, synchronized, closed. */
+  info(message: string): void;
+  /** Something skipped or dropped that the runtime goes on without. */
+  warn(message: string): void;
+  /** A failure: a plugin refused, closed after an error, or a failed event. */
+  error(message: string): void;
+}
+
+/** Options of an NriRuntime; every one has the reference's default. */
+export interface RuntimeOptions {
+  /** Runtime name and version, sent to plugins in Configure. */
+  name: string;
+  version: string;
+  /** Socket plugins connect to (default /var/run/nri/nri.sock); `false` accepts no connections. */
+  socketPath?: string | false;
+  /** Mode of the socket file; it never exists with a wider one. Default 0o600. */
+  socketMode?: number;
+  /** Directory of pre-installed plugins, launched at start (default /opt/nri/plugins). */
+  pluginPath?: string;
+  /** Directory of their configuration, `NN-name.conf` or `name.conf` (default /etc/nri/conf.d). */
+  pluginConfigPath?: string;
+  /** How long a plugin may take to register, in ms (default 5000). */
+  registrationTimeoutMs?: number;
+  /** How long a plugin may take to answer a request, in ms (default 2000). */
+  requestTimeoutMs?: number;
+  /**
+   * Microseconds the event loop keeps polling after a request is sent to a plugin, while that
+   * plugin answers within that time, instead of sleeping until the answer wakes it (see the
+   * README's "Busy polling"); 0 turns it off. Default 250.
+   */
+  busyPollMicros?: number;
+  /** In-process plugins, started before the launched ones. */
+  builtinPlugins?: readonly BuiltinPlugin[];
+  /** The builtin default validator, installed as `00-default-validator` when `enable` is set. */
+  defaultValidator?: DefaultValidatorConfig;
+  /** Synchronizes each new plugin; default: an empty state, and plugins' updates are dropped. */
+  synchronize?: SyncFn;
+  /** Unsolicited UpdateContainers; without it plugins get an UNIMPLEMENTED error. */
+  updateContainers?: UpdateFn;
+  /**
+   * `"go"` (default): an event stops at the first plugin error, as containerd/nri v0.12.5 does.
+   * `"continue"`: StopPodSandbox, RemovePodSandbox, StopContainer and RemoveContainer are never
+   * blocked by a plugin error and still reach later plugins (the pod sandbox lifecycle
+   * contract of containerd/nri PR #286); the errors are logged.
+   */
+  teardown?: "go" | "continue";
+  /** Each deprecation, as it is recorded. */
+  onDeprecation?: (d: Deprecation) => void;
+  /** What the reference logs; default: nothing. */
+  log?: Partial<RuntimeLog>;
+}
+
+/** RuntimeOptions with every default filled in and checked. */
+export interface ResolvedOptions {
+  readonly name: string;
+  readonly version: string;
+  readonly socketPath: string | false;
+  readonly socketMode: number;
+  readonly pluginPath: string;
+  readonly pluginConfigPath: string;
+  readonly registrationTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly busyPollMicros: number;
+  readonly builtinPlugins: readonly BuiltinPlugin[];
+  readonly defaultValidator: DefaultValidatorConfig | undefined;
+  readonly synchronize: SyncFn;
+  readonly updateContainers: UpdateFn | undefined;
+  readonly teardown: "go" | "continue";
+  readonly onDeprecation: ((d: Deprecation) => void) | undefined;
+  readonly log: RuntimeLog;
+}
+
+const noop = (): void => undefined;
+
+function positiveMs(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0 || value > 0x7fffffff) throw new RangeError(`nri: ${name} ${value} is not a number of ms from 1 to 2147483647`);
+  return value;
+}
+
+/** Fills in the defaults and checks every limit in one place. */
+export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
+  const mode = o.socketMode ?? 0o600;
+  if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`nri: socketMode 0o${mode.toString(8)} is not a permission mode`);
+  if (o.teardown !== undefined && o.teardown !== "go" && o.teardown !== "continue") throw new RangeError(`nri: teardown "${String(o.teardown)}" is not "go" or "continue"`);
+  return {
+    name: o.name,
+    version: o.version,
+    socketPath: o.socketPath ?? DEFAULT_SOCKET_PATH,
+    socketMode: mode,
+    pluginPath: o.pluginPath ?? DEFAULT_PLUGIN_PATH,
+    pluginConfigPath: o.pluginConfigPath ?? DEFAULT_PLUGIN_CONFIG_PATH,
+    registrationTimeoutMs: positiveMs("registrationTimeoutMs", o.registrationTimeoutMs, DEFAULT_REGISTRATION_TIMEOUT_MS),
+    requestTimeoutMs: positiveMs("requestTimeoutMs", o.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
+    busyPollMicros: checkBusyPollMicros("nri", o.busyPollMicros, DEFAULT_BUSY_POLL_MICROS),
+    builtinPlugins: o.builtinPlugins ?? [],
+    defaultValidator: o.defaultValidator,
+    synchronize: o.synchronize ?? (async (sync) => void (await sync([], []))),
+    updateContainers: o.updateContainers,
+    teardown: o.teardown ?? "go",
+    onDeprecation: o.onDeprecation,
+    log: { info: o.log?.info ?? noop, warn: o.log?.warn ?? noop, error: o.log?.error ?? noop },
+  };
+}

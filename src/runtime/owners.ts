@@ -1,0 +1,112 @@
+import { create } from "../wire/create.js";
+import {
+  CompoundFieldOwnersSchema,
+  Field,
+  type FieldOwners,
+  FieldOwnersSchema,
+  type OwningPlugins,
+  OwningPluginsSchema,
+} from "../../gen/v1beta1/api_pb.js";
+import { AdaptationError } from "./errors.js";
+import { goQuote } from "./go-quote.js";
+import { markRemoval, unmarkRemoval } from "./removal-markers.js";
+
+/**
+ * Which plugin set which field of which container during one event, kept directly in the
+ * `OwningPlugins` message a validator receives (container id → field → owner, keyed fields by
+ * their key). A record `-P` means plugin P removed the field: P may set it again, anyone else
+ * conflicts with P. Hooks never conflict; their owner is the comma-joined list of contributors.
+ */
+export class Owners {
+  /** The records, in the shape sent to validators. */
+  readonly message: OwningPlugins = create(OwningPluginsSchema);
+
+  /** Records `plugin` as the owner of a single-valued field; throws if another plugin owns it. */
+  claim(id: string, field: Field, plugin: string): void {
+    const owners = this.ownersFor(id);
+    const other = owners.simple[field];
+    if (other !== undefined) checkConflict(field, plugin, other, "");
+    owners.simple[field] = plugin;
+  }
+
+  /** Records `plugin` as the owner of `key` of a keyed field; throws if another plugin owns it. */
+  claimKey(id: string, field: Field, key: string, plugin: string): void {
+    const owners = this.ownersFor(id);
+    const compound = owners.compound[field];
+    if (compound === undefined) {
+      const compound = create(CompoundFieldOwnersSchema);
+      setEntry(compound.owners, key, plugin);
+      owners.compound[field] = compound;
+      return;
+    }
+    if (Object.hasOwn(compound.owners, key)) checkConflict(field, plugin, compound.owners[key]!, key);
+    setEntry(compound.owners, key, plugin);
+  }
+
+  /** Marks a single-valued field as removed by `plugin` (`-plugin`). */
+  clear(id: string, field: Field, plugin: string): void {
+    this.ownersFor(id).simple[field] = markRemoval(plugin);
+  }
+
+  /** Marks `key` of a keyed field as removed by `plugin` (`-plugin`). */
+  clearKey(id: string, field: Field, key: string, plugin: string): void {
+    const owners = this.ownersFor(id);
+    const compound = (owners.compound[field] ??= create(CompoundFieldOwnersSchema));
+    setEntry(compound.owners, key, markRemoval(plugin));
+  }
+
+  /** Adds `plugin` to the hooks' contributors (`a,b`); hooks accumulate and never conflict. */
+  accumulateHooks(id: string, plugin: string): void {
+    const owners = this.ownersFor(id);
+    const old = owners.simple[Field.OciHooks];
+    owners.simple[Field.OciHooks] = old === undefined ? plugin : `${old},${plugin}`;
+  }
+
+  /** Marks the three RDT fields as removed by `plugin`. */
+  clearRdt(id: string, plugin: string): void {
+    for (const f of [Field.RdtClosID, Field.RdtSchemata, Field.RdtEnableMonitoring]) this.clear(id, f, plugin);
+  }
+
+  private ownersFor(id: string): FieldOwners {
+    const all = this.message.owners;
+    if (Object.hasOwn(all, id)) return all[id]!;
+    const f = create(FieldOwnersSchema);
+    setEntry(all, id, f);
+    return f;
+  }
+}
+
+/** The owner recorded for a single-valued field of container `id`, if any. */
+export function simpleOwner(owners: OwningPlugins | undefined, id: string, field: Field): string | undefined {
+  return fieldOwners(owners, id)?.simple[field];
+}
+
+/** The owner recorded for `key` of a keyed field of container `id`, if any. */
+export function keyOwner(owners: OwningPlugins | undefined, id: string, field: Field, key: string): string | undefined {
+  const m = keyOwners(owners, id, field);
+  return m !== undefined && Object.hasOwn(m, key) ? m[key] : undefined;
+}
+
+/** All owners of a keyed field of container `id` (key → owner), if the field was ever touched. */
+export function keyOwners(owners: OwningPlugins | undefined, id: string, field: Field): Readonly<Record<string, string>> | undefined {
+  return fieldOwners(owners, id)?.compound[field]?.owners;
+}
+
+function fieldOwners(owners: OwningPlugins | undefined, id: string): FieldOwners | undefined {
+  if (owners === undefined || !Object.hasOwn(owners.owners, id)) return undefined;
+  return owners.owners[id];
+}
+
+/** Go's conflict text; single-valued fields keep the trailing space of an empty qualifier. */
+function checkConflict(field: Field, plugin: string, other: string, key: string): void {
+  const [clearer, marked] = unmarkRemoval(other);
+  if (marked && clearer === plugin) return;
+  const name = Field[field] ?? String(field);
+  throw new AdaptationError(`plugins ${goQuote(plugin)} and ${goQuote(clearer)} both tried to set ${name} ${key}`);
+}
+
+/** Sets a map entry even for keys such as `__proto__`, which a plain assignment would swallow. */
+export function setEntry<V>(map: Record<string, V>, key: string, value: V): void {
+  if (key === "__proto__") Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
+  else map[key] = value;
+}

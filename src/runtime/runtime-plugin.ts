@@ -1,0 +1,303 @@
+import type { ChildProcess } from "node:child_process";
+import { create } from "../wire/create.js";
+import {
+  type Container,
+  type ContainerUpdate,
+  type FailurePolicy,
+  Plugin,
+  type PodSandbox,
+  type ValidateContainerAdjustmentRequest,
+} from "../../gen/v1beta1/api_pb.js";
+import { VALID_EVENTS_MASK, eventBit, eventOfMethod } from "../api/events.js";
+import { DEFAULT_MAX_DATA_LENGTH } from "../ttrpc/frame.js";
+import { RequestSizes } from "../ttrpc/envelope.js";
+import { Code } from "../ttrpc/status.js";
+import { withTimeout } from "../ttrpc/with-timeout.js";
+import { NRI_VERSION } from "../api/releases.js";
+import { PluginCallError, goStatusText, toCallError } from "./call-error.js";
+import type { AdaptationError } from "./errors.js";
+import { validationRejection } from "./validation.js";
+import { handleRequestError, handleValidatorError } from "./failure-policy.js";
+import type { ResolvedOptions } from "./options.js";
+import type { PluginBackend, PluginKind, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
+import { PluginConnection } from "./plugin-connection.js";
+import { toBinary } from "../wire/codec.js";
+
+/** A lifecycle event's Plugin method: `runPodSandbox` ... `removeContainer`. */
+export type EventMethod = Exclude<PluginMethodName, "configure" | "synchronize" | "shutdown" | "stateChange" | "validateContainerAdjustment">;
+
+/** The smallest Synchronize page the reference splits down to. */
+const MIN_OBJECTS_PER_SYNC = 8;
+
+/** A read-only view of a registered plugin. */
+export interface PluginInfo {
+  /** `NN-name`. */
+  readonly id: string;
+  readonly idx: string;
+  readonly name: string;
+  readonly kind: PluginKind;
+  /** The subscription mask in effect (a Configure answer of 0 means every event). */
+  readonly events: number;
+  /** The failure policy from Configure; undefined is all defaults. */
+  readonly failurePolicy: FailurePolicy | undefined;
+  /** The revision of a plugin on a socket, `undefined` for an in-process one. */
+  readonly version: "v1alpha1" | "v1beta1" | undefined;
+  /** Whether it gets the nine events of the StateChange era as StateChange (a v0.11-era plugin). */
+  readonly stateChange: boolean;
+  /** Whether it is closed (it is dropped at the end of the next event). */
+  readonly closed: boolean;
+  /** The process id of a launched plugin. */
+  readonly pid: number | undefined;
+}
+
+/**
+ * One plugin as the runtime's adaptation sees it (the reference's `plugin`): identity, mask and
+ * failure policy from Configure, and the relay of each call with its timeout and the failure
+ * policy applied. Whatever kind it is, it is reached through its PluginBackend.
+ */
+export class RuntimePlugin implements PluginInfo {
+  events = 0;
+  policy: FailurePolicy | undefined;
+  private isClosed = false;
+
+  constructor(
+    readonly backend: PluginBackend,
+    public idx: string,
+    public name: string,
+    /** Configuration text, sent in Configure. */
+    readonly config: string,
+    private readonly options: ResolvedOptions,
+    /** The process of a launched plugin. */
+    readonly child?: ChildProcess,
+  ) {
+    void backend.closed.then(() => {
+      if (!this.isClosed) options.log.info(`connection to plugin ${JSON.stringify(this.id)} closed`);
+      this.isClosed = true;
+    });
+  }
+
+  get id(): string {
+    return `${this.idx}-${this.name}`;
+  }
+
+  get kind(): PluginKind {
+    return this.backend.kind;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  get failurePolicy(): FailurePolicy | undefined {
+    return this.policy;
+  }
+
+  get version(): "v1alpha1" | "v1beta1" | undefined {
+    return this.backend instanceof PluginConnection ? this.backend.registration?.version : undefined;
+  }
+
+  get stateChange(): boolean {
+    return this.backend instanceof PluginConnection && this.backend.stateChange;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  /** Whether it validates container adjustments (subscribed to VALIDATE_CONTAINER_ADJUSTMENT). */
+  get isValidator(): boolean {
+    return this.subscribes("ValidateContainerAdjustment");
+  }
+
+  /** Whether the mask has the bit of the event a Plugin method (e.g. `CreateContainer`) delivers. */
+  subscribes(method: string): boolean {
+    const e = eventOfMethod(method);
+    return e !== undefined && (this.events & eventBit(e)) !== 0;
+  }
+
+  /**
+   * Waits for a plugin on a socket to register (the registration timeout), then configures it.
+   * Rejects with the reference's text; the plugin is closed then.
+   */
+  async start(): Promise<void> {
+    const b = this.backend;
+    if (b instanceof PluginConnection) {
+      const reg = await withTimeout(b.waitForRegistration(), this.options.registrationTimeoutMs, () => {
+        // As the reference does, only a timeout closes the connection here: a refused
+        // registration leaves hanging up to the plugin, which has its answer.
+        this.close();
+        return new Error("plugin registration timed out");
+      });
+      if (b.kind === "external") {
+        this.name = reg.name;
+        this.idx = reg.idx;
+      }
+    }
+    try {
+      await this.configure();
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+  }
+
+  private async configure(): Promise<void> {
+    const o = this.options;
+    const req = create(Plugin.method.configure.input, {
+      config: this.config,
+      runtimeName: o.name,
+      runtimeVersion: o.version,
+      registrationTimeout: BigInt(Math.trunc(o.registrationTimeoutMs)),
+      requestTimeout: BigInt(Math.trunc(o.requestTimeoutMs)),
+      NRIVersion: NRI_VERSION,
+    });
+    const res = await this.call("configure", req).catch((e: unknown) => {
+      throw new Error(`failed to configure plugin: ${toCallError(e).message}`, { cause: e });
+    });
+    let events = res.events >>> 0;
+    if (events === 0) events = VALID_EVENTS_MASK;
+    const extra = (events & ~VALID_EVENTS_MASK) >>> 0;
+    if (extra !== 0) throw new Error(`invalid plugin events: 0x${extra.toString(16)}`);
+    this.events = events;
+    this.policy = res.failurePolicy;
+  }
+
+  /**
+   * Sends the runtime's state, split into pages marked `more` when it does not fit one message
+   * (each page at most 0.9 of the last, never fewer than 8 objects). Resolves with the updates
+   * of the final answer, untouched. A failure closes the plugin.
+   */
+  async synchronize(pods: PodSandbox[], containers: Container[]): Promise<ContainerUpdate[]> {
+    this.options.log.info(`synchronizing plugin ${this.id}`);
+    const started = performance.now();
+    let podsToSend = pods;
+    let ctrsToSend = containers;
+    let podsPerMsg = pods.length;
+    let ctrsPerMsg = containers.length;
+    try {
+      for (;;) {
+        const more = podsToSend.length > podsPerMsg || ctrsToSend.length > ctrsPerMsg;
+        const req = create(Plugin.method.synchronize.input, { pods: podsToSend.slice(0, podsPerMsg), containers: ctrsToSend.slice(0, ctrsPerMsg), more });
+        const timeoutMs = Math.max(1, this.options.requestTimeoutMs - (performance.now() - started));
+        const oversize = this.oversize(req, timeoutMs);
+        let res: PluginResponse<"synchronize"> | undefined;
+        let failure: PluginCallError | undefined = oversize;
+        if (oversize === undefined) {
+          try {
+            // Each page gets what is left of the one request timeout the whole exchange has.
+            res = await this.backend.call("synchronize", req, { timeoutMs });
+          } catch (e) {
+            failure = toCallError(e);
+          }
+        }
+        if (res !== undefined) {
+          if (!more) return res.update;
+          if (res.update.length > 0 || res.more !== more) throw new Error("plugin does not handle split sync requests");
+          podsToSend = podsToSend.slice(podsPerMsg);
+          ctrsToSend = ctrsToSend.slice(ctrsPerMsg);
+          podsPerMsg = Math.min(podsPerMsg, podsToSend.length);
+          ctrsPerMsg = Math.min(ctrsPerMsg, ctrsToSend.length);
+          continue;
+        }
+        [podsPerMsg, ctrsPerMsg] = splitSync(podsPerMsg, ctrsPerMsg, failure!, oversize !== undefined);
+        podsPerMsg = Math.min(podsPerMsg, podsToSend.length);
+        ctrsPerMsg = Math.min(ctrsPerMsg, ctrsToSend.length);
+        this.options.log.info(`plugin ${this.id}: oversized synchronize message, retrying in smaller chunks`);
+      }
+    } catch (e) {
+      this.close();
+      throw e;
+    }
+  }
+
+  /**
+   * The reference's send-side refusal of a request over the ttrpc limit, which is what makes it
+   * split: the whole ttrpc Request (service, method, timeout and payload) is measured.
+   */
+  private oversize(req: PluginRequest<"synchronize">, timeoutMs: number): PluginCallError | undefined {
+    if (!(this.backend instanceof PluginConnection)) return undefined;
+    // Both revisions' service names have the same length.
+    const payload = toBinary(Plugin.method.synchronize.input, req);
+    const total = new RequestSizes().measure({ service: "nri.pkg.api.v1alpha1.Plugin", method: "Synchronize", payload, timeoutNano: Math.round(timeoutMs * 1e6), metadata: [] }).total;
+    if (total <= DEFAULT_MAX_DATA_LENGTH) return undefined;
+    const text = goStatusText(Code.RESOURCE_EXHAUSTED, `message length ${total} exceed maximum message size of ${DEFAULT_MAX_DATA_LENGTH}`);
+    return Object.assign(new PluginCallError(text, "status"), { rejectedLength: total });
+  }
+
+  /**
+   * Relays one lifecycle event, if the plugin subscribed to it. Resolves with the answer, or
+   * undefined when the plugin is not subscribed or failed in a way its policy lets the event go
+   * on without it; rejects with the EventError that fails the event.
+   */
+  async relay<K extends EventMethod>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K> | undefined> {
+    const name = Plugin.method[method].name;
+    if (!this.subscribes(name)) return undefined;
+    try {
+      return await this.call(method, request, signal);
+    } catch (e) {
+      const err = handleRequestError(this, name, toCallError(e), this.options.log);
+      if (err !== undefined) throw err;
+      return undefined;
+    }
+  }
+
+  /**
+   * Asks a validator about a CreateContainer's merged adjustment. Resolves with undefined when it
+   * accepts, or the error that fails the event: its rejection or its failure.
+   */
+  async validate(request: ValidateContainerAdjustmentRequest, signal?: AbortSignal): Promise<AdaptationError | undefined> {
+    if (!this.isValidator) return undefined;
+    let res: PluginResponse<"validateContainerAdjustment">;
+    try {
+      res = await this.call("validateContainerAdjustment", request, signal);
+    } catch (e) {
+      return handleValidatorError(this, toCallError(e), this.options.log);
+    }
+    return validationRejection(this.id, res);
+  }
+
+  /** Sends Shutdown (best effort, within the request timeout). */
+  async shutdown(reason: string): Promise<void> {
+    await this.call("shutdown", create(Plugin.method.shutdown.input, { reason })).catch(() => undefined);
+  }
+
+  private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K>> {
+    return this.backend.call(method, request, { signal, timeoutMs: this.options.requestTimeoutMs });
+  }
+
+  /** Marks the plugin closed and ends its connection; it is dropped after the current event. */
+  close(): void {
+    this.isClosed = true;
+    this.backend.close();
+  }
+
+  /** Closes the plugin and, if the runtime launched it, kills its process (SIGKILL) and waits for it. */
+  async stop(): Promise<void> {
+    this.close();
+    const child = this.child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    child.kill("SIGKILL");
+    await exited;
+  }
+}
+
+/**
+ * The reference's next page size after a failed Synchronize page: only a request refused for its
+ * size is split, by the ratio of the limit to its length (at most 0.9), down to 8 objects.
+ */
+function splitSync(pods: number, ctrs: number, err: PluginCallError, oversized: boolean): [number, number] {
+  const rejected = (err as PluginCallError & { rejectedLength?: number }).rejectedLength;
+  const cause = err.cause;
+  const exhausted = oversized || (cause instanceof Error && "code" in cause && cause.code === Code.RESOURCE_EXHAUSTED);
+  if (!exhausted) throw err;
+  if (pods + ctrs <= MIN_OBJECTS_PER_SYNC || !oversized || rejected === undefined) throw new Error("failed to synchronize plugin with split messages");
+  const factor = Math.min(0.9, DEFAULT_MAX_DATA_LENGTH / rejected);
+  let p = Math.trunc(pods * factor);
+  let c = Math.trunc(ctrs * factor);
+  if (p + c < MIN_OBJECTS_PER_SYNC) {
+    p = MIN_OBJECTS_PER_SYNC / 2;
+    c = MIN_OBJECTS_PER_SYNC / 2;
+  }
+  return [p, c];
+}

@@ -1,0 +1,146 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { connect } from "node:net";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { Mux } from "../../src/mux/mux.js";
+import { NriPlugin, type PluginHandlers } from "../../src/plugin/index.js";
+import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
+import { Client } from "../../src/ttrpc/client.js";
+import { Server } from "../../src/ttrpc/server.js";
+import { decodeRequest, decodeResponse } from "../../src/ttrpc/envelope.js";
+import { RpcError } from "../../src/ttrpc/errors.js";
+import { processPollWindow } from "../../src/internal/busy-poll.js";
+import { socketPath } from "../support/socket.js";
+import { eventually } from "../support/wait.js";
+
+const cleanup: (() => void)[] = [];
+afterEach(() => {
+  for (const f of cleanup.splice(0)) f();
+});
+
+async function startRuntime(extra: Partial<RuntimeOptions> = {}): Promise<NriRuntime> {
+  const path = socketPath();
+  const rt = new NriRuntime({ socketPath: path, pluginPath: join(path, "../none"), name: "test-runtime", version: "0", ...extra });
+  await rt.start();
+  cleanup.push(() => void rt.stop());
+  return rt;
+}
+
+async function startPlugin(rt: NriRuntime, handlers: PluginHandlers, idx = "10", name = "p", extra: Partial<ConstructorParameters<typeof NriPlugin>[1]> = {}): Promise<NriPlugin> {
+  const p = new NriPlugin(handlers, { socketPath: rt.socketPath!, idx, name, env: {}, ...extra });
+  await p.start();
+  cleanup.push(() => p.close());
+  return p;
+}
+
+const pod = { id: "pod1" };
+
+describe("plugin endpoint", () => {
+  it("subscribes to exactly the events it has handlers for", async () => {
+    const { eventsOf } = await import("../../src/plugin/index.js");
+    expect(eventsOf({ runPodSandbox: () => undefined, stopContainer: () => undefined, configure: () => undefined })).toBe((1 << 0) | (1 << 9));
+    const rt = await startRuntime();
+    const got: string[] = [];
+    await startPlugin(rt, { postUpdatePodSandbox: () => void got.push("PostUpdatePodSandbox"), runPodSandbox: () => void got.push("RunPodSandbox") });
+    await rt.waitForPlugins(1);
+    expect(rt.plugins[0]!.events).toBe((1 << 0) | (1 << 12));
+    // An event the plugin did not subscribe to is not delivered.
+    await rt.stopPodSandbox({ pod });
+    await rt.runPodSandbox({ pod });
+    expect(got).toEqual(["RunPodSandbox"]);
+  });
+
+  it("busy polls by default while events are answered quickly, not with busyPollMicros 0, and refuses a bad value", async () => {
+    const events = async (micros: Partial<{ busyPollMicros: number }>): Promise<number> => {
+      const rt = await startRuntime(micros);
+      await startPlugin(rt, { runPodSandbox: () => undefined }, "10", "p", micros);
+      await rt.waitForPlugins(1);
+      await eventually(() => !processPollWindow.active, "no window open before the events");
+      const before = processPollWindow.turns;
+      for (let i = 0; i < 50; i++) await rt.runPodSandbox({ pod });
+      return processPollWindow.turns - before;
+    };
+    expect(await events({})).toBeGreaterThan(0);
+    expect(await events({ busyPollMicros: 0 })).toBe(0);
+    expect(() => new NriPlugin({}, { busyPollMicros: -1 })).toThrow("nri: busyPollMicros -1 is not an integer from 0 to 10000");
+    expect(() => new NriRuntime({ name: "r", version: "0", busyPollMicros: 20_000 })).toThrow("nri: busyPollMicros 20000 is not an integer from 0 to 10000");
+  });
+
+  it("times out a registration the runtime never completes", async () => {
+    const path = socketPath();
+    // A runtime that accepts and registers but never configures.
+    const { createServer } = await import("node:net");
+    const net = createServer((sock) => {
+      const mux = new Mux(sock);
+      new Server().register("nri.pkg.api.v1beta1.Runtime", { RegisterPlugin: { kind: "unary", handler: () => new Uint8Array(0) } }).serve(mux.open(2));
+    });
+    await new Promise<void>((r) => net.listen(path, r));
+    cleanup.push(() => net.close());
+    const p = new NriPlugin({}, { socketPath: path, idx: "10", name: "p", env: {}, registrationTimeoutMs: 100 });
+    await expect(p.start()).rejects.toThrow("nri: plugin 10-p: registration timed out after 100 ms");
+    expect((await p.closed).message).toBe("nri: plugin 10-p: registration timed out after 100 ms");
+  });
+
+  it("connects through a socket fd inherited from the runtime that launched it (NRI_PLUGIN_SOCKET)", async () => {
+    const rt = await startRuntime();
+    const sock = connect(rt.socketPath!);
+    await new Promise((r) => sock.once("connect", r));
+    const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "../../src/cli/main.ts"), "example-plugin"], {
+      stdio: ["ignore", "pipe", "pipe", sock],
+      env: { ...process.env, NRI_PLUGIN_SOCKET: "3", NRI_PLUGIN_NAME: "inherited", NRI_PLUGIN_IDX: "07" },
+    });
+    cleanup.push(() => child.kill());
+    await rt.waitForPlugins(1, 20_000);
+    sock.destroy();
+    expect(rt.plugins.map((p) => [p.id, p.version])).toEqual([["07-inherited", "v1beta1"]]);
+  }, 30_000);
+
+  it("answers the recorded Go runtime's requests as the recorded plugins did (status for status)", async () => {
+    for (const [session, dialect] of [["new-runtime--new-plugin", "v1alpha1"], ["new-runtime--legacy-plugin", "statechange"]] as const) {
+      const frames = JSON.parse(readFileSync(resolve(import.meta.dirname, `../fixtures/vectors/${session}.frames.json`), "utf8")) as {
+        messages: { dir: string; connId: number; streamId: number; type: number; bodyHex: string; status?: { code?: number; message?: string } }[];
+      };
+      const path = socketPath();
+      const { createServer } = await import("node:net");
+      const replies: { code: number; message: string }[] = [];
+      const done = new Promise<void>((resolveDone, rejectDone) => {
+        const net = createServer(async (sock) => {
+          // A bare v1alpha1 runtime: generated types and the ttrpc layer, replaying requests.
+          const mux = new Mux(sock);
+          new Server().register("nri.pkg.api.v1alpha1.Runtime", { RegisterPlugin: { kind: "unary", handler: () => new Uint8Array(0) } }).serve(mux.open(2));
+          const client = new Client(mux.open(1));
+          try {
+            for (const m of frames.messages.filter((x) => x.dir === "r2p" && x.connId === 1 && x.type === 1)) {
+              const req = decodeRequest(Buffer.from(m.bodyHex, "hex"));
+              try {
+                await client.call(req.service, req.method, req.payload);
+                replies.push({ code: 0, message: "" });
+              } catch (e) {
+                replies.push({ code: (e as RpcError).code, message: (e as RpcError).rawMessage });
+              }
+            }
+            resolveDone();
+          } catch (e) {
+            rejectDone(e as Error);
+          }
+          net.close();
+        });
+        net.listen(path);
+      });
+      const p = new NriPlugin(
+        { runPodSandbox: () => undefined, createContainer: () => undefined, updateContainer: () => undefined, removePodSandbox: () => undefined },
+        { socketPath: path, idx: "10", name: "replay", env: {}, dialect },
+      );
+      cleanup.push(() => p.close());
+      void p.start().catch(() => undefined);
+      await done;
+      const recorded = frames.messages
+        .filter((x) => x.dir === "p2r" && x.connId === 1 && x.type === 2)
+        .map((x) => decodeResponse(Buffer.from(x.bodyHex, "hex")).status)
+        .map((st) => ({ code: st?.code ?? 0, message: st?.code ? st.message : "" }));
+      expect(replies, session).toEqual(recorded);
+    }
+  }, 30_000);
+});
+
