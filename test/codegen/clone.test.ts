@@ -9,7 +9,7 @@ import {
   ScalarsSchema,
   TreeSchema,
   WellKnownSchema,
-} from "../../gen/kitchen/v1/kitchen_pb.js";
+} from "./gen/kitchen/v1/kitchen_pb.js";
 import { type WireField, arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { hex } from "../support/bytes.js";
 import { runs } from "../support/fc.js";

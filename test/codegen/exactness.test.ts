@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { type DescMessage, type Message, create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { WithStructSchema } from "../../gen/kitchen/v1/kitchen_pb.js";
+import { WithStructSchema } from "./gen/kitchen/v1/kitchen_pb.js";
 import { DecodeError, type MessageCodec, codecFor, encodeInit } from "../../src/wire/index.js";
 import { arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { arbitraryRewrite } from "../arbitraries/noncanonical.js";

@@ -5,8 +5,8 @@ import "../../gen/v1alpha1/api_codec.js";
 import { decodeStateChangeEvent } from "../../gen/v1alpha1/api_codec.js";
 import { RequestSchema } from "../../gen/ttrpc/request_pb.js";
 import "../../gen/ttrpc/request_codec.js";
-import * as kitchen from "../../gen/kitchen/v1/kitchen_pb.js";
-import "../../gen/kitchen/v1/kitchen_codec.js";
+import * as kitchen from "./gen/kitchen/v1/kitchen_pb.js";
+import "./gen/kitchen/v1/kitchen_codec.js";
 import { DecodeError, fromBinary } from "../../src/wire/index.js";
 import { TRUNCATED } from "../support/truncated.js";
 

@@ -3,12 +3,12 @@ import "../../gen/v1alpha1/api_codec.js";
 import "../../gen/v1beta1/api_codec.js";
 import "../../gen/ttrpc/request_codec.js";
 import "../../gen/google/rpc/status_codec.js";
-import "../../gen/kitchen/v1/kitchen_codec.js";
+import "../codegen/gen/kitchen/v1/kitchen_codec.js";
 import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
 import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
 import { file_ttrpc_request } from "../../gen/ttrpc/request_pb.js";
 import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
-import { WithStructSchema, file_kitchen_v1_kitchen } from "../../gen/kitchen/v1/kitchen_pb.js";
+import { WithStructSchema, file_kitchen_v1_kitchen } from "../codegen/gen/kitchen/v1/kitchen_pb.js";
 import { type GeneratedMessage, generatedMessage } from "../../src/wire/runtime.js";
 import { allMessages } from "../arbitraries/message.js";
 

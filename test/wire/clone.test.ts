@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { clone as reflectiveClone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import "../../gen/kitchen/v1/kitchen_codec.js";
-import { TreeSchema, WithStructSchema } from "../../gen/kitchen/v1/kitchen_pb.js";
+import "../codegen/gen/kitchen/v1/kitchen_codec.js";
+import { TreeSchema, WithStructSchema } from "../codegen/gen/kitchen/v1/kitchen_pb.js";
 import * as lite from "../../gen/v1beta1/api_lite.js";
 import { clone } from "../../src/wire/index.js";
 import * as plugin from "../../src/plugin/index.js";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { create as reflectiveCreate, fromBinary, toBinary, toJson } from "@bufbuild/protobuf";
 import * as lite from "../../gen/v1beta1/api_lite.js";
 import * as beta from "../../src/v1beta1.js";
-import { WithStructSchema } from "../../gen/kitchen/v1/kitchen_pb.js";
+import { WithStructSchema } from "../codegen/gen/kitchen/v1/kitchen_pb.js";
 import { create } from "../../src/wire/create.js";
 import { lazySchemas, realSchema } from "../../src/wire/lazy.js";
 
