@@ -1,4 +1,4 @@
-import { ClosedError } from "../ttrpc/errors.js";
+import { ClosedError } from "./closed-error.js";
 
 /**
  * The end of something that closes once (a connection, a mux trunk, a plugin): the first close
