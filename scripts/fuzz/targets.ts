@@ -431,19 +431,19 @@ function translateTarget(corpus: Corpus): FuzzTarget {
           const payload = mutate(rng, rng.pick(stateChanges), corpus.allMessages, true);
           const out = watch.time(() => toV1beta1({ service: ALPHA_PLUGIN, method: "StateChange", payload }));
           // What came out of StateChange goes back into it.
-          const back = toV1alpha1({ service: BETA_PLUGIN, method: out.method, payload: out.payload }, "state-change");
+          const back = toV1alpha1({ service: BETA_PLUGIN, method: out.method, payload: out.payload }, "statechange");
           if (back.method !== "StateChange") throw new Finding(`${out.method} did not translate back to StateChange`);
           tally("StateChange -> dedicated");
         } else if (op === 1) {
           const method = rng.pick(EVENT_METHODS);
           const payload = mutate(rng, rng.pick(requestsOf(method)), corpus.allMessages, true);
-          const out = watch.time(() => toV1alpha1({ service: BETA_PLUGIN, method, payload }, "state-change"));
+          const out = watch.time(() => toV1alpha1({ service: BETA_PLUGIN, method, payload }, "statechange"));
           const back = toV1beta1(out);
           if (back.method !== method) throw new Finding(`${method} came back from StateChange as ${back.method}`);
           tally("dedicated -> StateChange");
         } else if (op === 2) {
           const call = { service: rng.pick(SOME_SERVICES), method: rng.pick(SOME_METHODS), payload: mutate(rng, rng.pick(corpus.allMessages), corpus.allMessages, true) };
-          watch.time(() => toV1alpha1(call, rng.chance(0.5) ? "state-change" : "dedicated"));
+          watch.time(() => toV1alpha1(call, rng.chance(0.5) ? "statechange" : "dedicated"));
         } else if (op === 3) {
           const call = { service: rng.pick(SOME_SERVICES), method: rng.pick(SOME_METHODS), payload: mutate(rng, rng.pick(stateChanges), corpus.allMessages, true) };
           watch.time(() => toV1beta1(call));

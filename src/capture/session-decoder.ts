@@ -1,7 +1,8 @@
 import { type DescMessage, type DescMethod, type JsonValue, fromBinary, toJson } from "@bufbuild/protobuf";
 import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
 import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
-import { type Version, fromStateChange, methodEvents, serviceVersion } from "../translate/index.js";
+import type { EventCalls } from "../api/revision.js";
+import { type Revision, fromStateChange, methodEvents, serviceRevision } from "../translate/index.js";
 import { type KeyValue, decodeRequest, decodeResponse } from "../ttrpc/envelope.js";
 import { codeName } from "../ttrpc/status.js";
 import { type FramingError, FrameScanner, type ScannedFrame, TrunkScanner } from "./tolerant-framing.js";
@@ -10,11 +11,11 @@ import { type FramingError, FrameScanner, type ScannedFrame, TrunkScanner } from
 export type Direction = "p2r" | "r2p";
 
 /**
- * How a call expresses itself across NRI releases: `dedicated` for the nine event calls that
- * only NRI >= v0.12 peers have, `statechange` for `Plugin.StateChange` (NRI <= v0.11, kept by
- * newer runtimes as the fallback), `common` for every call both eras share.
+ * How a call travels across NRI releases: `dedicated` for the nine event calls that only NRI
+ * v0.12 and later have, `statechange` for `Plugin.StateChange` (NRI v0.11 and earlier, kept by
+ * newer runtimes as the fallback), `common` for every call both share.
  */
-export type Era = "common" | "dedicated" | "statechange";
+export type CallKind = EventCalls | "common";
 
 /** Names of the ttrpc frame types. */
 export type FrameTypeName = "request" | "response" | "data";
@@ -42,8 +43,8 @@ export interface SessionRecord {
   length?: number;
   service?: string;
   method?: string;
-  revision?: Version;
-  era?: Era;
+  revision?: Revision;
+  calls?: CallKind;
   timeoutNano?: number;
   metadata?: KeyValue[];
   status?: { code: number; name: string; message: string };
@@ -80,7 +81,7 @@ const methods: ReadonlyMap<string, DescMethod> = new Map(
 const TYPE_NAMES: Readonly<Record<number, FrameTypeName>> = { 1: "request", 2: "response", 3: "data" };
 
 /** The era of a call, by its method name. */
-function eraOf(service: string, method: string): Era {
+function callKindOf(service: string, method: string): CallKind {
   if (!service.endsWith(".Plugin")) return "common";
   if (method === "StateChange") return "statechange";
   return methodEvents.has(method) ? "dedicated" : "common";
@@ -232,10 +233,10 @@ export class SessionDecoder {
   private describe(r: SessionRecord, call: OpenCall): void {
     r.service = call.service;
     r.method = call.method;
-    const revision = serviceVersion(call.service);
+    const revision = serviceRevision(call.service);
     if (revision !== undefined) {
       r.revision = revision;
-      r.era = eraOf(call.service, call.method);
+      r.calls = callKindOf(call.service, call.method);
     }
   }
 

@@ -32,7 +32,7 @@ export function prettyRecord(r: PrintedRecord): string {
   const parts = [head, `conn ${r.conn} stream ${r.stream}`, r.type.padEnd(8)];
   if (r.method !== undefined) parts.push(`${shortService(r.service ?? "")}.${r.method}`);
   if (r.translatesTo !== undefined) parts.push(`(= ${r.translatesTo})`);
-  if (r.revision !== undefined) parts.push(`[${r.revision} ${r.era}]`);
+  if (r.revision !== undefined) parts.push(`[${r.revision} ${r.calls}]`);
   if (r.flags !== 0 && r.flags !== undefined) parts.push(`flags ${flagNames(r.flags)}`);
   if (r.timeoutNano !== undefined) parts.push(`timeout ${(r.timeoutNano / 1e6).toFixed(0)} ms`);
   const lines = [parts.join("  ")];

@@ -1,5 +1,5 @@
 import { ALL_EVENTS, eventHandlerName, formatEvent } from "../api/events.js";
-import { NriPlugin, type PluginDialect, type PluginHandlers } from "../plugin/index.js";
+import { NriPlugin, type Dialect, type PluginHandlers } from "../plugin/index.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
 /** Options of the example plugin. */
@@ -8,7 +8,7 @@ export interface ExamplePluginOptions {
   socketPath?: string;
   name?: string;
   idx?: string;
-  dialect?: PluginDialect;
+  dialect?: Dialect;
   /** Where each JSON line goes (default stdout). */
   print?: (line: string) => void;
 }
@@ -90,7 +90,7 @@ export const examplePluginCommand: Command = {
       // Identity: flags, then what a launching runtime set, then the peers' defaults.
       name: (v.name as string | undefined) ?? process.env.NRI_PLUGIN_NAME ?? "peer-plugin",
       idx: (v.idx as string | undefined) ?? process.env.NRI_PLUGIN_IDX ?? "10",
-      dialect: dialect as PluginDialect,
+      dialect: dialect as Dialect,
     });
     process.stderr.write(`${reason.message}\n`);
     return EXIT.ok;

@@ -2,7 +2,7 @@ import { writeFile } from "node:fs/promises";
 import { runConformance } from "../testing/conformance.js";
 import { formatJson, formatJunit, formatTable } from "../testing/conformance-report.js";
 import { launchStarter, socketStarter } from "../testing/plugin-starter.js";
-import { FLAVOURS, type Flavour } from "../testing/scripted-connection.js";
+import { DIALECTS, type Dialect } from "../api/revision.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
 function ms(name: string, raw: string | undefined): number | undefined {
@@ -16,7 +16,7 @@ function ms(name: string, raw: string | undefined): number | undefined {
  * The conformance runner. Starts the plugin command as a runtime starts a
  * pre-installed plugin (fd 3, NRI_PLUGIN_NAME/IDX/SOCKET), or with `--socket PATH` listens there
  * for a plugin started by the command (pointed at PATH) or by other means. Prints a table per
- * flavour, or `--json`; `--junit FILE` writes JUnit XML too. Exit status 1 on any failure.
+ * dialect, or `--json`; `--junit FILE` writes JUnit XML too. Exit status 1 on any failure.
  */
 export async function runTestPlugin(
   values: Record<string, string | boolean | undefined>,
@@ -25,9 +25,9 @@ export async function runTestPlugin(
 ): Promise<number> {
   const str = (k: string): string | undefined => values[k] as string | undefined;
   if (values.socket === undefined && command.length === 0) throw new UsageError("nri-wire test-plugin: give the plugin command after --, or --socket");
-  const flavours = (str("flavour") ?? FLAVOURS.join(",")).split(",").map((f) => {
-    if (!(FLAVOURS as readonly string[]).includes(f)) throw new UsageError(`nri-wire test-plugin: unknown flavour "${f}": use ${FLAVOURS.join(", ")}`);
-    return f as Flavour;
+  const dialects = (str("dialect") ?? DIALECTS.join(",")).split(",").map((f) => {
+    if (!(DIALECTS as readonly string[]).includes(f)) throw new UsageError(`nri-wire test-plugin: unknown dialect "${f}": use ${DIALECTS.join(", ")}`);
+    return f as Dialect;
   });
   const name = str("name");
   const idx = str("idx");
@@ -41,7 +41,7 @@ export async function runTestPlugin(
   const junit = str("junit");
   const report = await runConformance({
     starter,
-    flavours,
+    dialects,
     ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
     ...(registrationTimeoutMs === undefined ? {} : { registrationTimeoutMs }),
     ...(goneTimeoutMs === undefined ? {} : { goneTimeoutMs }),
@@ -57,12 +57,12 @@ export const testPluginCommand: Command = {
   name: "test-plugin",
   summary: "Run the NRI conformance suite on a plugin, playing a v1beta1, a dedicated-era and a StateChange-era runtime.",
   description:
-    "Starts the plugin command as a runtime starts a pre-installed plugin (its connection on fd 3,\nNRI_PLUGIN_NAME, NRI_PLUGIN_IDX, NRI_PLUGIN_SOCKET=3), or with --socket listens there for the command\n(pointed at PATH) or a plugin started by other means. Prints a table per flavour; exit code 1 on any failure.",
+    "Starts the plugin command as a runtime starts a pre-installed plugin (its connection on fd 3,\nNRI_PLUGIN_NAME, NRI_PLUGIN_IDX, NRI_PLUGIN_SOCKET=3), or with --socket listens there for the command\n(pointed at PATH) or a plugin started by other means. Prints a table per dialect; exit code 1 on any failure.",
   options: {
     name: { type: "string", value: "N", description: "plugin name to launch with (default test-plugin); with --socket, the name expected" },
     idx: { type: "string", value: "NN", description: "plugin index to launch with (default 50); with --socket, the index expected" },
     socket: { type: "string", value: "PATH", description: "listen on PATH for the plugin instead of launching it on fd 3" },
-    flavour: { type: "string", value: "LIST", description: "flavours to play, comma-separated: v1beta1,v1alpha1,statechange (default all)" },
+    dialect: { type: "string", value: "LIST", description: "dialects to play, comma-separated: v1beta1,v1alpha1,statechange (default all)" },
     json: { type: "boolean", description: "print the report as JSON" },
     junit: { type: "string", value: "FILE", description: "also write the report as JUnit XML" },
     config: { type: "string", value: "TEXT", description: "the configuration sent in Configure (default empty)" },

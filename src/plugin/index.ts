@@ -4,8 +4,8 @@
  * and `clone` are re-exported so a plugin needs this one import. Importing it decodes no
  * descriptor: messages are made and coded by generated code, and the schemas load on first use.
  */
+export type { Dialect, Revision } from "../api/revision.js";
 export {
-  type PluginDialect,
   type PluginHandlers,
   type MaybePromise,
   type PluginLog,

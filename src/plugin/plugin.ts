@@ -18,7 +18,7 @@ import {
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../api/events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
-import { type Version, packages } from "../translate/packages.js";
+import { type Dialect, type Revision, packages } from "../api/revision.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
 import { Client } from "../ttrpc/client.js";
 import { CloseOnce } from "../internal/close-once.js";
@@ -51,13 +51,6 @@ export type PluginHandlers = {
   ) => MaybePromise<Loose<MessageShape<PluginMethods[K]["output"]>> | undefined | void>;
 };
 
-/**
- * Which protocol a plugin offers. `v1beta1` (the default) serves the Plugin service under both
- * package names and registers with v1beta1 first, falling back to v1alpha1, so it works with
- * runtimes of either revision. The others make it behave like an older plugin (for tests and
- * demos): `v1alpha1` is a dedicated-era plugin, `statechange` one built before dedicated calls.
- */
-export type PluginDialect = "v1beta1" | "v1alpha1" | "statechange";
 
 /** Where a plugin's own messages go: info and warn about the runtime, error for failures. */
 export type PluginLog = (level: "info" | "warn" | "error", message: string) => void;
@@ -71,7 +64,7 @@ export interface RuntimeInfo {
   /** Whether nriVersion was inferred from the runtime's name and version (older runtimes send none). */
   readonly nriVersionInferred: boolean;
   /** The revision the runtime speaks, as told by the package of its Configure call. */
-  readonly api: Version;
+  readonly api: Revision;
 }
 
 /** Options of a plugin endpoint. */
@@ -84,7 +77,7 @@ export interface PluginOptions {
   socketPath?: string;
   /** An already connected trunk (overrides socketPath). */
   socket?: Duplex;
-  dialect?: PluginDialect;
+  dialect?: Dialect;
   /** How long registration, Configure and Synchronize may take in all. Default 5000 ms. */
   registrationTimeoutMs?: number;
   /**
@@ -201,11 +194,11 @@ export class NriPlugin {
   private readonly handlers: PluginHandlers;
   private readonly options: PluginOptions;
   private readonly busyPollMicros: number;
-  private readonly dialect: PluginDialect;
+  private readonly dialect: Dialect;
   private readonly log: PluginLog;
   private mux: Mux | undefined;
   private runtimeClient: Client | undefined;
-  private runtimeApi: Version | undefined;
+  private runtimeApi: Revision | undefined;
   private runtimeInfo: RuntimeInfo | undefined;
   private subscribedMask: number | undefined;
   private syncPods: PodSandbox[] = [];
@@ -241,7 +234,7 @@ export class NriPlugin {
   }
 
   /** The revision the runtime registered us with, once registered. */
-  get runtimeVersion(): Version | undefined {
+  get runtimeVersion(): Revision | undefined {
     return this.runtimeApi;
   }
 
@@ -426,7 +419,7 @@ export class NriPlugin {
   }
 
   /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
-  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Version): Uint8Array | Promise<Uint8Array> {
+  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Revision): Uint8Array | Promise<Uint8Array> {
     const desc = pluginMethods.get(method);
     if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
@@ -474,7 +467,7 @@ export class NriPlugin {
     this.log("error", `nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
   }
 
-  private async configure(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {
+  private async configure(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
     try {
       const res = await this.configureOrThrow(req, ctx, via);
       this.configured = true;
@@ -487,7 +480,7 @@ export class NriPlugin {
     }
   }
 
-  private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Version): Promise<ConfigureResponse> {
+  private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
     // Runtimes before NRI v0.12 send no version: tell it from their name and version, as the Go stub does.
     let nriVersion: string | undefined = req.NRIVersion;
     let inferred = false;

@@ -3,7 +3,6 @@
  * containerd/nri v0.12.5's pkg/adaptation: plugins of either revision, launched or external or
  * in-process, events in index order with merged answers, failure policies and Go's error texts.
  */
-import type { Version } from "../translate/index.js";
 
 export { type EventOptions, type EventRequest, NriRuntime } from "./nri-runtime.js";
 export {
@@ -26,5 +25,4 @@ export { type DefaultValidatorConfig } from "./default-validator.js";
 export { AdaptationError } from "./errors.js";
 export { EventError } from "./event-error.js";
 export { DEFAULT_SOCKET_PATH } from "../api/socket.js";
-/** Which revision a peer speaks, as told by the package of its calls (translate's Version). */
-export type ApiVersion = Version;
+export type { Dialect, EventCalls, Revision } from "../api/revision.js";

@@ -11,7 +11,7 @@ import { ProtocolError, RpcError } from "../ttrpc/errors.js";
 import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { registerService } from "../ttrpc/typed.js";
-import { type Version, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
+import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
 import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { goQuote } from "./go-quote.js";
@@ -23,7 +23,7 @@ import { fromBinary, toBinary } from "../wire/codec.js";
 export interface Registration {
   readonly name: string;
   readonly idx: string;
-  readonly version: Version;
+  readonly version: Revision;
 }
 
 /** How early a DEADLINE_EXCEEDED may come and still be the call's deadline (timer granularity). */
@@ -97,7 +97,7 @@ export class PluginConnection implements PluginBackend {
     return this.registered;
   }
 
-  private register(req: Pick<RegisterPluginRequest, "pluginName" | "pluginIdx">, version: Version): object {
+  private register(req: Pick<RegisterPluginRequest, "pluginName" | "pluginIdx">, version: Revision): object {
     if (this.registration !== undefined) return {};
     // Only an external plugin's claim is checked and used; a launched one is named by its file.
     if (this.kind === "external") {
@@ -149,7 +149,7 @@ export class PluginConnection implements PluginBackend {
   private async callAlpha(method: string, payload: Uint8Array, options: BackendCallOptions, o: CallOptions): Promise<Uint8Array> {
     const isEvent = stateChangeEventOf(method) !== undefined;
     const viaStateChange = this.stateChange && isEvent;
-    const out = toV1alpha1({ service: BETA_PLUGIN, method, payload }, viaStateChange ? "state-change" : "dedicated");
+    const out = toV1alpha1({ service: BETA_PLUGIN, method, payload }, viaStateChange ? "statechange" : "dedicated");
     let res: Uint8Array;
     try {
       res = await this.client.call(out.service, out.method, out.payload, o);

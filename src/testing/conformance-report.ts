@@ -1,8 +1,8 @@
-import type { CheckResult, ConformanceReport, FlavourReport } from "./conformance.js";
+import type { CheckResult, ConformanceReport, DialectReport } from "./conformance.js";
 
 /*
- * The conformance report for people (a table per flavour), for jq (JSON) and for CI (JUnit
- * XML: one testsuite per flavour, one testcase per check).
+ * The conformance report for people (a table per dialect), for jq (JSON) and for CI (JUnit
+ * XML: one testsuite per dialect, one testcase per check).
  */
 
 const MARK: Record<CheckResult["status"], string> = { pass: "PASS", fail: "FAIL", skip: "skip" };
@@ -14,10 +14,10 @@ function indent(text: string, by: string): string {
     .join("\n");
 }
 
-function flavourTable(f: FlavourReport): string {
+function dialectTable(f: DialectReport): string {
   const reg = f.registration === undefined ? "not registered" : `${f.registration.idx}-${f.registration.name}, registered with ${f.registration.version}`;
   const width = Math.max(...f.checks.map((c) => c.id.length));
-  const lines = [`flavour ${f.flavour}: ${f.passed ? "passed" : "FAILED"} (${reg})`];
+  const lines = [`dialect ${f.dialect}: ${f.passed ? "passed" : "FAILED"} (${reg})`];
   for (const c of f.checks) {
     lines.push(`  ${MARK[c.status]}  ${c.id.padEnd(width)}  ${c.title}${c.note === undefined ? "" : ` (${c.note})`}`);
     for (const x of c.failures) {
@@ -29,11 +29,11 @@ function flavourTable(f: FlavourReport): string {
   return lines.join("\n");
 }
 
-/** The report as tables, one per flavour, and a closing verdict. */
+/** The report as tables, one per dialect, and a closing verdict. */
 export function formatTable(r: ConformanceReport): string {
-  const failed = r.flavours.flatMap((f) => f.checks.filter((c) => c.status === "fail").map((c) => `${f.flavour}/${c.id}`));
+  const failed = r.dialects.flatMap((f) => f.checks.filter((c) => c.status === "fail").map((c) => `${f.dialect}/${c.id}`));
   const verdict = r.passed ? "all checks passed" : `${failed.length} failed: ${failed.join(", ")}`;
-  return `plugin ${r.plugin}\n\n${r.flavours.map(flavourTable).join("\n\n")}\n\n${verdict}\n`;
+  return `plugin ${r.plugin}\n\n${r.dialects.map(dialectTable).join("\n\n")}\n\n${verdict}\n`;
 }
 
 /** The report as one JSON document. */
@@ -47,11 +47,11 @@ function xml(text: string): string {
 
 /** The report as JUnit XML. */
 export function formatJunit(r: ConformanceReport): string {
-  const suites = r.flavours.map((f) => {
+  const suites = r.dialects.map((f) => {
     const failures = f.checks.filter((c) => c.status === "fail").length;
     const skipped = f.checks.filter((c) => c.status === "skip").length;
     const cases = f.checks.map((c) => {
-      const open = `    <testcase classname="nri-wire.test-plugin.${f.flavour}" name="${xml(`${c.id}: ${c.title}`)}">`;
+      const open = `    <testcase classname="nri-wire.test-plugin.${f.dialect}" name="${xml(`${c.id}: ${c.title}`)}">`;
       if (c.status === "skip") return `${open}<skipped message="${xml(c.note ?? "not reached")}"/></testcase>`;
       if (c.status === "pass") return `${open}</testcase>`;
       const body = c.failures.map((x) => (x.offending === undefined ? x.message : `${x.message}\n${JSON.stringify(x.offending, null, 2)}`)).join("\n\n");
@@ -59,7 +59,7 @@ export function formatJunit(r: ConformanceReport): string {
     });
     const props = f.deprecations.map((d) => `      <property name="deprecation" value="${xml(`${d.plugin} ${d.detail}`)}"/>`);
     const properties = props.length === 0 ? [] : ["    <properties>", ...props, "    </properties>"];
-    return [`  <testsuite name="${f.flavour}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, "  </testsuite>"].join("\n");
+    return [`  <testsuite name="${f.dialect}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, "  </testsuite>"].join("\n");
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xml(`nri-wire test-plugin: ${r.plugin}`)}">\n${suites.join("\n")}\n</testsuites>\n`;
 }

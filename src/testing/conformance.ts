@@ -20,7 +20,8 @@ import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import type { PluginInstance, PluginStarter } from "./plugin-starter.js";
 import { scriptContainer, scriptPod, syncContainer, syncPod } from "./script-objects.js";
-import { type CallRecord, FLAVOURS, type Flavour, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
+import { DIALECTS, type Dialect } from "../api/revision.js";
+import { type CallRecord, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
 
 /** The teardown events' method names (`StopPodSandbox`...). */
 const TEARDOWN: readonly string[] = TEARDOWN_EVENTS.map((e) => formatEvent(e));
@@ -54,7 +55,7 @@ export interface Failure {
   readonly offending?: JsonValue;
 }
 
-/** The outcome of one check in one flavour. */
+/** The outcome of one check in one dialect. */
 export interface CheckResult {
   readonly id: CheckId;
   readonly title: string;
@@ -64,9 +65,9 @@ export interface CheckResult {
   readonly note?: string;
 }
 
-/** The outcome of the suite in one flavour. */
-export interface FlavourReport {
-  readonly flavour: Flavour;
+/** The outcome of the suite in one dialect. */
+export interface DialectReport {
+  readonly dialect: Dialect;
   /** How the plugin registered, if it did. */
   readonly registration?: { readonly name: string; readonly idx: string; readonly version: string };
   readonly checks: readonly CheckResult[];
@@ -79,15 +80,15 @@ export interface FlavourReport {
 export interface ConformanceReport {
   /** How the plugin was started. */
   readonly plugin: string;
-  readonly flavours: readonly FlavourReport[];
+  readonly dialects: readonly DialectReport[];
   readonly passed: boolean;
 }
 
 /** Options of runConformance. */
 export interface ConformanceOptions {
   starter: PluginStarter;
-  /** Default: every flavour. */
-  flavours?: readonly Flavour[];
+  /** Default: every dialect. */
+  dialects?: readonly Dialect[];
   /** The request timeout sent in Configure and applied to every call. Default 2000 ms. */
   requestTimeoutMs?: number;
   /** How long a plugin may take to connect and register. Default 5000 ms. */
@@ -108,7 +109,7 @@ const ctr1 = scriptContainer("test");
 
 const sleep = (ms: number): Promise<"timeout"> => new Promise((r) => setTimeout(() => r("timeout"), ms).unref());
 
-/** Collects the failures and observations of every check of one flavour. */
+/** Collects the failures and observations of every check of one dialect. */
 class Checks {
   private readonly failures = new Map<CheckId, Failure[]>();
   private readonly seen = new Map<CheckId, number>();
@@ -139,35 +140,35 @@ class Checks {
   }
 }
 
-/** The plugin stopped in a way that ends the script for this flavour. */
+/** The plugin stopped in a way that ends the script for this dialect. */
 class Gone extends Error {}
 
 /**
- * Runs the conformance suite: for each flavour, starts the plugin, plays that runtime through
+ * Runs the conformance suite: for each dialect, starts the plugin, plays that runtime through
  * registration, Configure, paged Synchronize, the pod and container lifecycle in runtime order
  * with a runtime restart in the middle, and Shutdown, checking every answer against the protocol
  * and against what the runtimes accept. Never throws for the plugin's faults: they are failures
  * in the report.
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
-  const flavours = options.flavours ?? FLAVOURS;
-  const reports: FlavourReport[] = [];
+  const dialects = options.dialects ?? DIALECTS;
+  const reports: DialectReport[] = [];
   try {
-    for (const flavour of flavours) reports.push(await runFlavour(flavour, options));
+    for (const dialect of dialects) reports.push(await runDialect(dialect, options));
   } finally {
     await options.starter.close();
   }
-  return { plugin: options.starter.description, flavours: reports, passed: reports.every((r) => r.passed) };
+  return { plugin: options.starter.description, dialects: reports, passed: reports.every((r) => r.passed) };
 }
 
-async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<FlavourReport> {
+async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<DialectReport> {
   const requestTimeoutMs = o.requestTimeoutMs ?? 2000;
   const registrationTimeoutMs = o.registrationTimeoutMs ?? 5000;
   const goneTimeoutMs = o.goneTimeoutMs ?? 2000;
   const checks = new Checks();
   const deprecations: Deprecation[] = [];
   const known = new Set(["ctr0"]);
-  let registration: FlavourReport["registration"];
+  let registration: DialectReport["registration"];
   let instance: PluginInstance | undefined;
   let conn: ScriptedConnection | undefined;
   let id = "";
@@ -186,7 +187,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
     }
     const inst = instance;
     const c = new ScriptedConnection(inst.socket, {
-      flavour,
+      dialect,
       onUpdateContainers: () => [],
       onDeprecation: (method) => deprecations.push(stateChangeDeprecation(id, method)),
     });
@@ -288,7 +289,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
         runtimeVersion: "v0.1.0",
         registrationTimeout: BigInt(registrationTimeoutMs),
         requestTimeout: BigInt(requestTimeoutMs),
-        NRIVersion: flavour === "statechange" ? "v0.11.0" : "v0.12.5",
+        NRIVersion: dialect === "statechange" ? "v0.11.0" : "v0.12.5",
       } as never,
       check,
     );
@@ -421,7 +422,7 @@ async function runFlavour(flavour: Flavour, o: ConformanceOptions): Promise<Flav
   checks.note("ids", "the plugin asked for no updates or evictions");
   const results = checks.results();
   return {
-    flavour,
+    dialect,
     ...(registration === undefined ? {} : { registration }),
     checks: results,
     deprecations,

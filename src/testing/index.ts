@@ -4,7 +4,7 @@
  * `runConformance` is the suite behind `nri-wire test-plugin`.
  */
 export { type ReceivedUpdate, TestRuntime, type TestRuntimeOptions } from "./test-runtime.js";
-export { CHECKS, type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type FlavourReport, runConformance } from "./conformance.js";
+export { CHECKS, type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type DialectReport, runConformance } from "./conformance.js";
 export { formatJson, formatJunit, formatTable } from "./conformance-report.js";
 export { type PluginInstance, type PluginStarter, launchStarter, socketStarter } from "./plugin-starter.js";
-export { FLAVOURS, type Flavour } from "./scripted-connection.js";
+export { DIALECTS, type Dialect } from "../api/revision.js";

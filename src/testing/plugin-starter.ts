@@ -15,7 +15,7 @@ export interface PluginInstance {
   kill(): void;
 }
 
-/** Starts the plugin under test, once per flavour and again after a runtime restart. */
+/** Starts the plugin under test, once per dialect and again after a runtime restart. */
 export interface PluginStarter {
   /** How the plugin is started, for the report. */
   readonly description: string;

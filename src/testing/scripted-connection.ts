@@ -13,21 +13,9 @@ import { Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { type Version, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
+import { type Dialect, DIALECTS } from "../api/revision.js";
+import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
 
-/**
- * The runtimes a plugin meets in the field, played by the conformance runner:
- * - `v1beta1`: a runtime that serves both revisions (nri-wire's): v1beta1 calls to a plugin
- *   that registered with v1beta1, v1alpha1 dedicated calls to one that registered with v1alpha1;
- * - `v1alpha1`: a dedicated-era runtime (containerd/nri >= v0.12): v1alpha1 only, dedicated
- *   calls, switching a plugin to StateChange on its first UNIMPLEMENTED;
- * - `statechange`: a StateChange-era runtime (containerd/nri <= v0.11): v1alpha1 only, the nine
- *   old events always as StateChange.
- */
-export type Flavour = "v1beta1" | "v1alpha1" | "statechange";
-
-/** Every flavour, in the order the runner plays them. */
-export const FLAVOURS: readonly Flavour[] = ["v1beta1", "v1alpha1", "statechange"];
 
 /** The service the runner's calls are written for, before any translation for a v1alpha1 plugin. */
 const BETA_PLUGIN = `${packages.v1beta1}.Plugin`;
@@ -40,7 +28,7 @@ export type PluginMethodName = keyof PluginMethods;
 export interface Registration {
   readonly name: string;
   readonly idx: string;
-  readonly version: Version;
+  readonly version: Revision;
   /** Milliseconds from the connection to the registration. */
   readonly ms: number;
 }
@@ -72,7 +60,7 @@ export interface UnsolicitedUpdate {
 
 /** Options of a ScriptedConnection. */
 export interface ScriptedConnectionOptions {
-  flavour: Flavour;
+  dialect: Dialect;
   /** Decides which unsolicited updates fail (returned in the answer). */
   onUpdateContainers?: (request: UpdateContainersRequest) => ContainerUpdate[];
   /** Each StateChange fallback of a dedicated-era runtime, once per event. */
@@ -81,15 +69,15 @@ export interface ScriptedConnectionOptions {
 
 /**
  * The runtime's end of one plugin connection, as the conformance runner drives it: the Runtime
- * service on conn 2 (under the packages its flavour serves) and calls on conn 1 made in v1beta1
- * terms and sent as the flavour sends them. Every call is recorded whole, failures included;
+ * service on conn 2 (under the packages its dialect serves) and calls on conn 1 made in v1beta1
+ * terms and sent as the dialect sends them. Every call is recorded whole, failures included;
  * nothing is merged or refused here: judging is the suite's job.
  */
 export class ScriptedConnection {
   readonly mux: Mux;
   readonly registered: Promise<Registration>;
   readonly unsolicited: UnsolicitedUpdate[] = [];
-  /** Whether the nine old events go as StateChange (always in the statechange flavour). */
+  /** Whether the nine old events go as StateChange (always in the statechange dialect). */
   stateChange: boolean;
   /** Set once the plugin has answered Shutdown. */
   shutdownAnswered = false;
@@ -103,13 +91,13 @@ export class ScriptedConnection {
     socket: Duplex,
     private readonly options: ScriptedConnectionOptions,
   ) {
-    this.stateChange = options.flavour === "statechange";
+    this.stateChange = options.dialect === "statechange";
     this.mux = new Mux(socket);
     this.client = new Client(this.mux.open(PLUGIN_SERVICE_CONN));
     let settle!: (r: Registration) => void;
     this.registered = new Promise((r) => (settle = r));
     const server = new Server();
-    const versions: Version[] = options.flavour === "v1beta1" ? ["v1beta1", "v1alpha1"] : ["v1alpha1"];
+    const versions: Revision[] = options.dialect === "v1beta1" ? ["v1beta1", "v1alpha1"] : ["v1alpha1"];
     for (const version of versions) {
       server.register(`${packages[version]}.Runtime`, {
         RegisterPlugin: {
@@ -138,7 +126,7 @@ export class ScriptedConnection {
   }
 
   /** The revision the plugin registered with (v1beta1 until it has). */
-  get version(): Version {
+  get version(): Revision {
     return this.registration?.version ?? "v1beta1";
   }
 
@@ -167,7 +155,7 @@ export class ScriptedConnection {
         }
         break;
       }
-      if (wire.endsWith("/StateChange") && this.options.flavour !== "statechange" && !this.deprecated.has(desc.name)) {
+      if (wire.endsWith("/StateChange") && this.options.dialect !== "statechange" && !this.deprecated.has(desc.name)) {
         this.deprecated.add(desc.name);
         this.options.onDeprecation?.(desc.name);
       }
@@ -183,7 +171,7 @@ export class ScriptedConnection {
   private wireCall(method: string, payload: Uint8Array): { service: string; method: string; payload: Uint8Array } {
     const call = { service: BETA_PLUGIN, method, payload };
     if (this.version === "v1beta1") return call;
-    return toV1alpha1(call, this.stateChange && stateChangeEventOf(method) !== undefined ? "state-change" : "dedicated");
+    return toV1alpha1(call, this.stateChange && stateChangeEventOf(method) !== undefined ? "statechange" : "dedicated");
   }
 
   /** Closes the connection (a runtime going away). */

@@ -1,34 +1,31 @@
+import type { EventCalls } from "../api/revision.js";
 import { stateChangeEventOf } from "./state-change-events.js";
 import { fromStateChange, toStateChange } from "./state-change.js";
-import { type MethodRef, packages, shortServiceName } from "./services.js";
+import { packages } from "../api/revision.js";
+import { type MethodRef, shortServiceName } from "./services.js";
 
 /** A ttrpc call: full service name, method and request bytes. */
 export interface Call extends MethodRef {
   readonly payload: Uint8Array;
 }
 
-/**
- * The two dialects of v1alpha1: `dedicated` (NRI >= v0.12) has a call per event;
- * `state-change` (NRI <= v0.11) receives the nine StateChange events as `Plugin.StateChange`.
- */
-export type Dialect = "dedicated" | "state-change";
 
 const EMPTY = new Uint8Array(0);
 
 /**
- * A v1beta1 call as the v1alpha1 call for a peer of `dialect`:
+ * A v1beta1 call as the v1alpha1 call for a peer receiving events as `eventCalls`:
  * - `Plugin.Shutdown{reason}` becomes `Plugin.Shutdown(Empty)`: the reason cannot travel.
  * - for a `state-change` peer, the nine event calls become `Plugin.StateChange` (see toStateChange
  *   for the tag rewriting and its rules for non-canonical input).
  * - every other method, known or not, keeps its name and the very same payload object.
  * A service outside `nri.pkg.api.v1beta1.{Runtime,Plugin,HostFunctions}` is a TranslateError.
  */
-export function toV1alpha1(call: Call, dialect: Dialect): Call {
+export function toV1alpha1(call: Call, eventCalls: EventCalls): Call {
   const short = shortServiceName(call.service, "v1beta1");
   const service = `${packages.v1alpha1}.${short}`;
   if (short === "Plugin") {
     if (call.method === "Shutdown") return { service, method: "Shutdown", payload: EMPTY };
-    if (dialect === "state-change") {
+    if (eventCalls === "statechange") {
       const event = stateChangeEventOf(call.method);
       if (event !== undefined) return { service, method: "StateChange", payload: toStateChange(event, call.payload) };
     }
@@ -37,7 +34,7 @@ export function toV1alpha1(call: Call, dialect: Dialect): Call {
 }
 
 /**
- * A v1alpha1 call (of either dialect) as the v1beta1 call:
+ * A v1alpha1 call (dedicated or StateChange) as the v1beta1 call:
  * - `Plugin.StateChange` becomes the dedicated call of its event (see fromStateChange; an event
  *   outside the nine is a TranslateError).
  * - `Plugin.Shutdown(Empty)` becomes `Plugin.Shutdown(ShutdownRequest{})`: an empty reason.

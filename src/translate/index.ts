@@ -3,16 +3,15 @@
  * revisions share every PodSandbox and Container byte, so StateChange and the dedicated event
  * requests are translated by rewriting top-level tags, never by decoding.
  */
-export { type Call, type Dialect, toV1alpha1, toV1beta1 } from "./call.js";
+export { type Call, toV1alpha1, toV1beta1 } from "./call.js";
+export { type EventCalls, type Revision, packages } from "../api/revision.js";
 export { TranslateError } from "./errors.js";
 export { type TranslatedResponse, responseToV1alpha1, responseToV1beta1 } from "./response.js";
 export {
   type MethodRef,
-  type Version,
-  packages,
   responseTypeName,
   serviceNames,
-  serviceVersion,
+  serviceRevision,
 } from "./services.js";
 export {
   describeEvent,

@@ -1,16 +1,16 @@
 import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
 import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { TranslateError } from "./errors.js";
-import { type Version, packages } from "./packages.js";
+import { type Revision, packages } from "../api/revision.js";
 
-export { type Version, packages };
+
 
 /** The services both revisions define, by short name. */
 export const serviceNames: readonly string[] = ["Runtime", "Plugin", "HostFunctions"];
 
 /** Every NRI service's full name and its revision: looked up on every call a peer makes. */
-const versionsByService: ReadonlyMap<string, Version> = new Map(
-  (["v1beta1", "v1alpha1"] as const).flatMap((v) => serviceNames.map((s): [string, Version] => [`${packages[v]}.${s}`, v])),
+const revisionsByService: ReadonlyMap<string, Revision> = new Map(
+  (["v1beta1", "v1alpha1"] as const).flatMap((v) => serviceNames.map((s): [string, Revision] => [`${packages[v]}.${s}`, v])),
 );
 
 /** A method of a ttrpc service: `service` is the full name (`nri.pkg.api.v1beta1.Plugin`). */
@@ -23,14 +23,14 @@ export interface MethodRef {
  * The revision a full service name belongs to, or undefined if it is not one of the NRI services.
  * A runtime endpoint tells a plugin's version by the service of its RegisterPlugin call.
  */
-export function serviceVersion(service: string): Version | undefined {
-  return versionsByService.get(service);
+export function serviceRevision(service: string): Revision | undefined {
+  return revisionsByService.get(service);
 }
 
 
 /** The short service name (`Plugin`) of a service of revision `from`; throws for any other. */
-export function shortServiceName(service: string, from: Version): string {
-  if (serviceVersion(service) !== from) {
+export function shortServiceName(service: string, from: Revision): string {
+  if (serviceRevision(service) !== from) {
     throw new TranslateError(`translate: service ${service} is not a ${from} nri service`);
   }
   return service.slice(packages[from].length + 1);
@@ -46,12 +46,12 @@ function outputTypes(services: ServiceTables): ReadonlyMap<string, string> {
   return out;
 }
 
-const outputs: Readonly<Record<Version, ReadonlyMap<string, string>>> = {
+const outputs: Readonly<Record<Revision, ReadonlyMap<string, string>>> = {
   v1alpha1: outputTypes(services_v1alpha1_api),
   v1beta1: outputTypes(services_v1beta1_api),
 };
 
 /** The full response type name of a method of revision `version`, or undefined if it has none. */
-export function responseTypeName(version: Version, ref: MethodRef): string | undefined {
+export function responseTypeName(version: Revision, ref: MethodRef): string | undefined {
   return outputs[version].get(`${ref.service}/${ref.method}`);
 }

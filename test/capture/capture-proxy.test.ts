@@ -7,7 +7,7 @@ import { runExamplePlugin } from "../../src/cli/example-plugin.js";
 import { runExampleRuntime } from "../../src/cli/example-runtime.js";
 import { decodeCapture, readCapture } from "../../src/capture/capture-file.js";
 import { CaptureProxy, type RecordedSession } from "../../src/capture/capture-proxy.js";
-import type { PluginDialect } from "../../src/plugin/index.js";
+import type { Dialect } from "../../src/plugin/index.js";
 import type { SessionRecord } from "../../src/capture/session-decoder.js";
 import { concat } from "../support/bytes.js";
 import { SCRIPT_EVENTS, STATE_CHANGE_EVENTS, withValidation } from "../support/lifecycle-events.js";
@@ -132,7 +132,7 @@ function pluginCalls(rs: SessionRecord[]): string[] {
 /** What the example runtime sends the example plugin: the script, validation included, between Configure/Synchronize and Shutdown. */
 const SCRIPT = ["Configure", "Synchronize", ...withValidation(SCRIPT_EVENTS), "Shutdown"];
 
-describe.each(["v1beta1", "v1alpha1", "statechange"] as const)("recording the example runtime with the example %s plugin", (dialect: PluginDialect) => {
+describe.each(["v1beta1", "v1alpha1", "statechange"] as const)("recording the example runtime with the example %s plugin", (dialect: Dialect) => {
   it("both sides finish their script through the proxy, and the capture decodes to it, live and from disk alike", async () => {
     const dir = socketDir();
     const upstream = join(dir, "rt.sock");
@@ -166,12 +166,12 @@ describe.each(["v1beta1", "v1alpha1", "statechange"] as const)("recording the ex
       // The first dedicated call is refused, then all nine go as StateChange.
       expect(pluginCalls(records)).toEqual([...SCRIPT.slice(0, 3), ...SCRIPT.slice(2)]);
       const refused = records.find((r) => r.status !== undefined)!;
-      expect(refused).toMatchObject({ dir: "p2r", method: "RunPodSandbox", era: "dedicated", status: { code: 12, name: "unimplemented" } });
+      expect(refused).toMatchObject({ dir: "p2r", method: "RunPodSandbox", calls: "dedicated", status: { code: 12, name: "unimplemented" } });
       const calls = records.filter((r) => r.dir === "r2p" && r.conn === 1 && r.type === "request").slice(3);
-      for (const c of calls) expect([c.translatesTo ?? c.method, c.era]).toEqual([c.translatesTo ?? c.method, STATE_CHANGE_EVENTS.has(c.translatesTo ?? c.method!) ? "statechange" : "common"]);
+      for (const c of calls) expect([c.translatesTo ?? c.method, c.calls]).toEqual([c.translatesTo ?? c.method, STATE_CHANGE_EVENTS.has(c.translatesTo ?? c.method!) ? "statechange" : "common"]);
     } else {
       expect(pluginCalls(records)).toEqual(SCRIPT);
-      expect(records.some((r) => r.era === "statechange")).toBe(false);
+      expect(records.some((r) => r.calls === "statechange")).toBe(false);
     }
     const created = records.find((r) => r.dir === "p2r" && r.method === "CreateContainer")!;
     expect(created.payload).toEqual({ adjust: { annotations: { "nri-wire/seen": "true" }, env: [{ key: "NRI_WIRE_SEEN", value: "true" }] } });

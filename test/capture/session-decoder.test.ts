@@ -65,7 +65,7 @@ describe.each(SESSIONS)("decoding the recorded session %s", (session) => {
       const r = records[g.order]!;
       expect(r.revision).toBe("v1alpha1");
       const era = g.method === "StateChange" ? "statechange" : g.service.endsWith(".Plugin") && DEDICATED.has(g.method) ? "dedicated" : "common";
-      expect([g.order, r.era]).toEqual([g.order, era]);
+      expect([g.order, r.calls]).toEqual([g.order, era]);
       if (g.method !== "StateChange") expect(r.translatesTo).toBeUndefined();
     }
     const stateChanges = golden.filter((g) => g.method === "StateChange" && g.typeName === "request");
@@ -84,7 +84,7 @@ describe("the legacy plugin session", () => {
   it("shows the UNIMPLEMENTED answer to RunPodSandbox and the fallback to StateChange", () => {
     const conn1 = messages(records).filter((r) => r.conn === 1 && r.dir === "p2r" && r.status !== undefined);
     expect(conn1).toEqual([
-      expect.objectContaining({ stream: 5, method: "RunPodSandbox", era: "dedicated", status: { code: 12, name: "unimplemented", message: "method RunPodSandbox" } }),
+      expect.objectContaining({ stream: 5, method: "RunPodSandbox", calls: "dedicated", status: { code: 12, name: "unimplemented", message: "method RunPodSandbox" } }),
     ]);
     expect(conn1[0]).not.toHaveProperty("payload");
     const calls = messages(records).filter((r) => r.dir === "r2p" && r.type === "request" && r.conn === 1);
@@ -274,6 +274,6 @@ describe("SessionDecoder fed live, without the whole capture", () => {
     expect(out).toEqual([]);
     const done = d.end("r2p", 3);
     expect(done.map((r) => r.error ?? r.method)).toEqual(["mux: invalid frame header at offset 0: conn id 2880154539 is not 1 or 2: skipped 20 bytes to the next frame at offset 20", "Shutdown"]);
-    expect(done[1]).toMatchObject({ revision: "v1beta1", era: "common", stream: 3, t_ns: 3 });
+    expect(done[1]).toMatchObject({ revision: "v1beta1", calls: "common", stream: 3, t_ns: 3 });
   });
 });

@@ -29,12 +29,12 @@ const OLD_EVENTS = [
 ];
 
 function expectPassed(report: ConformanceReport, deprecated: Record<string, string[]>): void {
-  expect(report.flavours.map((f) => f.flavour)).toEqual(["v1beta1", "v1alpha1", "statechange"]);
-  for (const f of report.flavours) {
+  expect(report.dialects.map((f) => f.dialect)).toEqual(["v1beta1", "v1alpha1", "statechange"]);
+  for (const f of report.dialects) {
     const failed = f.checks.filter((c) => c.status === "fail");
     expect(failed, JSON.stringify(failed, null, 2)).toEqual([]);
     expect(f.checks.filter((c) => c.status === "skip").map((c) => c.id)).toEqual(expect.arrayContaining(["unsolicited"]));
-    expect([f.flavour, f.deprecations.map((d) => `${d.plugin} ${d.detail}`)]).toEqual([f.flavour, deprecated[f.flavour] ?? []]);
+    expect([f.dialect, f.deprecations.map((d) => `${d.plugin} ${d.detail}`)]).toEqual([f.dialect, deprecated[f.dialect] ?? []]);
   }
   expect(report.passed).toBe(true);
 }
@@ -44,15 +44,15 @@ function expectPassed(report: ConformanceReport, deprecated: Record<string, stri
 const SLOW_START = ["--registration-timeout", "20000", "--request-timeout", "5000", "--gone-timeout", "10000"];
 
 describe("nri-wire test-plugin on the example plugin", () => {
-  it.each(["v1beta1", "v1alpha1", "statechange"] as const)("passes the %s dialect in every flavour, launched on fd 3", async (dialect) => {
+  it.each(["v1beta1", "v1alpha1", "statechange"] as const)("passes the %s dialect in every dialect, launched on fd 3", async (dialect) => {
     const junit = join(socketDir(), "junit.xml");
     const r = await runPeer(cli, ["test-plugin", "--json", "--junit", junit, ...SLOW_START, "--name", "example", "--idx", "42", "--", ...nriWire, "example-plugin", "--dialect", dialect], 300_000);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const old = OLD_EVENTS.map((e) => `42-example does not implement a dedicated ${e} RPC call`);
     expectPassed(report, dialect === "statechange" ? { v1beta1: old, v1alpha1: old } : {});
-    expect(report.flavours.map((f) => f.registration)).toEqual(
-      report.flavours.map((f) => ({ name: "example", idx: "42", version: f.flavour === "v1beta1" && dialect === "v1beta1" ? "v1beta1" : "v1alpha1" })),
+    expect(report.dialects.map((f) => f.registration)).toEqual(
+      report.dialects.map((f) => ({ name: "example", idx: "42", version: f.dialect === "v1beta1" && dialect === "v1beta1" ? "v1beta1" : "v1alpha1" })),
     );
     const xml = readFileSync(junit, "utf8");
     expect(xml.match(/<testsuite /gu)).toHaveLength(3);
@@ -63,7 +63,7 @@ describe("nri-wire test-plugin on the example plugin", () => {
 describe("nri-wire test-plugin on the Go stub plugin", () => {
   const { hasGo, bin: peers } = useGoPeers({ "v0.12.5": nriPeer("nri-peer-tp", "v0.12.5"), "v0.11.0": nriPeer("nri-peer-tp", "v0.11.0") });
 
-  it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"] as const)("passes the %s build in every flavour, started against --socket", async (version) => {
+  it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"] as const)("passes the %s build in every dialect, started against --socket", async (version) => {
     const socket = join(socketDir(), "plugin.sock");
     const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version], "plugin", "--socket", socket], 300_000);
     expect(r.code, r.stderr).toBe(0);
@@ -72,13 +72,13 @@ describe("nri-wire test-plugin on the Go stub plugin", () => {
     expectPassed(report, version === "v0.11.0" ? { v1beta1: old, v1alpha1: old } : {});
   }, 300_000);
 
-  it("exits 1 and prints the failing check when the plugin cannot register, and refuses a bad flavour", async () => {
-    const r = await runPeer(cli, ["test-plugin", "--flavour", "v1beta1", "--registration-timeout", "300", "--", cli[0], "-e", "setTimeout(() => {}, 5000)"], 60_000);
+  it("exits 1 and prints the failing check when the plugin cannot register, and refuses a bad dialect", async () => {
+    const r = await runPeer(cli, ["test-plugin", "--dialect", "v1beta1", "--registration-timeout", "300", "--", cli[0], "-e", "setTimeout(() => {}, 5000)"], 60_000);
     expect(r.code).toBe(1);
     expect(r.lines).toContain("  FAIL  registration    registers within the registration timeout with a valid name and index");
     expect(r.lines.at(-1)).toBe("1 failed: v1beta1/registration");
-    const bad = await runPeer(cli, ["test-plugin", "--flavour", "v2", "--", "true"], 60_000);
+    const bad = await runPeer(cli, ["test-plugin", "--dialect", "v2", "--", "true"], 60_000);
     expect(bad.code).toBe(2);
-    expect(bad.stderr.split("\n")[0]).toBe('nri-wire test-plugin: unknown flavour "v2": use v1beta1, v1alpha1, statechange');
+    expect(bad.stderr.split("\n")[0]).toBe('nri-wire test-plugin: unknown dialect "v2": use v1beta1, v1alpha1, statechange');
   }, 60_000);
 });

@@ -68,9 +68,9 @@ describe("importing nri-wire/plugin", () => {
     expect([...files].filter((f) => f.endsWith("_pb.ts"))).toEqual([]);
   });
 
-  it("holds nothing of v1alpha1 and no translation (but the package names), and nothing of the runtime side", () => {
+  it("holds nothing of v1alpha1 and no translation, and nothing of the runtime side", () => {
     expect([...files].filter((f) => f.startsWith("gen/v1alpha1/"))).toEqual([]);
-    expect([...files].filter((f) => f.startsWith("src/translate/"))).toEqual(["src/translate/packages.ts"]);
+    expect([...files].filter((f) => f.startsWith("src/translate/"))).toEqual([]);
     expect([...files].filter((f) => f.startsWith("src/runtime/") || f.startsWith("src/testing/"))).toEqual([]);
   });
 

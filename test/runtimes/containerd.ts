@@ -63,7 +63,7 @@ export function containerd(b: Built): RuntimeUnderTest {
     // Only the first: one UNIMPLEMENTED and it sends every old event to that plugin as StateChange.
     refusedCalls: (p) => (p.stateChangeOnly ? viaStateChange(EVENTS).slice(0, 1) : []),
     // NRI v0.12.3: v1alpha1 only, dedicated calls first, StateChange on UNIMPLEMENTED with a deprecation.
-    flavour: "v1alpha1",
+    dialect: "v1alpha1",
     refusal: () => undefined,
     // The shims' socket directory is fixed.
     hostPaths: ["/run/containerd"],

@@ -79,7 +79,7 @@ export function crio(b: Built): RuntimeUnderTest {
     viaStateChange: () => viaStateChange(EVENTS),
     refusedCalls: () => [],
     // NRI v0.9.1: the old events always as StateChange, no deprecation.
-    flavour: "statechange",
+    dialect: "statechange",
     // Logged as "failed to start external plugin: …" (socket) or "failed to start pre-installed NRI plugin …: …" (fd).
     refusal: (p) => (p.validates ? "invalid plugin events: 0x2000" : undefined),
     // Created by containers/image's blob info cache and CRI-O's default policy directory.

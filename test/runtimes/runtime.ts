@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Flavour } from "../../src/testing/index.js";
+import type { Dialect } from "../../src/testing/index.js";
 import type { PluginUnderTest } from "./plugins.js";
 import { ROOT } from "./support.js";
 
@@ -40,8 +40,8 @@ export interface RuntimeUnderTest {
   viaStateChange(p: PluginUnderTest): string[];
   /** The dedicated calls the plugin refuses with UNIMPLEMENTED before the runtime turns to StateChange. */
   refusedCalls(p: PluginUnderTest): string[];
-  /** The `nri-wire test-plugin` flavour that plays a runtime of its NRI era. */
-  readonly flavour: Flavour;
+  /** The `nri-wire test-plugin` dialect that plays a runtime of its NRI era. */
+  readonly dialect: Dialect;
   /** The log message with which the runtime refuses the plugin, when it does (else undefined). */
   refusal(p: PluginUnderTest): string | undefined;
   /** Paths outside its directory that the runtime creates; the suite removes those it made. */

@@ -16,7 +16,7 @@ import { type Built, build, NRI_WIRE, processesUnder, readText, logDir, removeWo
  * plugin the project ships, with the plugin connecting to the NRI socket and pre-installed in
  * the plugin directory (launched by the runtime on fd 3), and once more connecting through
  * `nri-wire record`, whose capture `nri-wire decode` reads back; then `nri-wire test-plugin`, in
- * the flavour of the runtime's NRI era, must judge each plugin as the runtime did. Runs as root on
+ * the dialect of the runtime's NRI era, must judge each plugin as the runtime did. Runs as root on
  * Linux; elsewhere it prints a notice and skips. `npm run test:runtimes` runs only this suite.
  */
 
@@ -255,7 +255,7 @@ async function checkCapture(r: RuntimeUnderTest, p: PluginUnderTest, o: Outcome)
 }
 
 /**
- * `nri-wire test-plugin --json` in the runtime's flavour and with its timeouts on the plugin, which
+ * `nri-wire test-plugin --json` in the runtime's dialect and with its timeouts on the plugin, which
  * connects to the runner's socket in the state directory (so a process left behind is found like
  * any other).
  */
@@ -265,7 +265,7 @@ async function testPlugin(s: Suite, p: PluginUnderTest): Promise<ConformanceRepo
   const out = join(s.logs, `test-plugin-${n}.json`);
   const err = join(s.logs, `test-plugin-${n}.err`);
   const timeouts = ["--registration-timeout", `${NRI_TIMEOUTS.registrationS * 1000}`, "--request-timeout", `${NRI_TIMEOUTS.requestS * 1000}`];
-  const args = ["test-plugin", "--json", "--flavour", s.runtime.flavour, ...timeouts, "--socket", socket, "--name", p.name, "--idx", p.idx, "--", ...p.argv, "--socket", socket];
+  const args = ["test-plugin", "--json", "--dialect", s.runtime.dialect, ...timeouts, "--socket", socket, "--name", p.name, "--idx", p.idx, "--", ...p.argv, "--socket", socket];
   const what = `nri-wire test-plugin on ${p.label}`;
   const proc = startLogged("sh", ["-c", 'out=$1; shift; exec "$@" >"$out"', "sh", out, ...NRI_WIRE, ...args], err, { ...process.env, NRI_PLUGIN_NAME: p.name, NRI_PLUGIN_IDX: p.idx });
   const leaks: string[] = [];
@@ -303,11 +303,11 @@ function checkAgreement(s: Suite, p: PluginUnderTest, report: ConformanceReport)
     if (v === undefined) throw new Error(`runtimes: no passing ${mode} run of ${p.label} with ${s.runtime.name} to compare test-plugin with (run the whole ${s.runtime.name} suite)`);
     return v;
   });
-  expect(report.flavours.map((f) => f.flavour)).toEqual([s.runtime.flavour]);
-  const flavour = report.flavours[0]!;
-  const failed = flavour.checks.filter((c) => c.status === "fail");
+  expect(report.dialects.map((f) => f.dialect)).toEqual([s.runtime.dialect]);
+  const dialect = report.dialects[0]!;
+  const failed = dialect.checks.filter((c) => c.status === "fail");
   expect(report.passed, JSON.stringify(failed, null, 2)).toBe(did.every((v) => v.accepted));
-  const recorded = flavour.deprecations.map((d) => `${d.plugin}: ${d.message} ${d.detail}`).sort();
+  const recorded = dialect.deprecations.map((d) => `${d.plugin}: ${d.message} ${d.detail}`).sort();
   for (const v of did) expect(recorded).toEqual([...v.deprecations].sort());
 }
 
@@ -346,7 +346,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name", ({ name, make }) => 
     return [
       ...runs,
       { p, mode: "recorded" as const, title: `${p.label}, socket through nri-wire record: ${refusal === undefined ? `as above, and ${decoded}` : expect}` },
-      { p, mode: "test-plugin" as const, title: `${p.label}: nri-wire test-plugin --flavour ${runtime.flavour} ${verdict}` },
+      { p, mode: "test-plugin" as const, title: `${p.label}: nri-wire test-plugin --dialect ${runtime.dialect} ${verdict}` },
     ];
   });
   it.each(cases)("$title", async ({ p, mode }) => {

@@ -26,9 +26,9 @@ const MESSAGES: Record<CheckId, string | RegExp> = {
 
 describe("the conformance suite", () => {
   it("passes the plugin without a flaw, every check exercised but those it gives nothing to", async () => {
-    const report = await runConformance({ starter: brokenStarter(undefined), flavours: ["v1beta1"], ...timeouts });
+    const report = await runConformance({ starter: brokenStarter(undefined), dialects: ["v1beta1"], ...timeouts });
     expect(report.passed).toBe(true);
-    for (const f of report.flavours) {
+    for (const f of report.dialects) {
       expect(f.checks.filter((c) => c.status !== "pass").map((c) => [c.id, c.status, c.note])).toEqual([
         ["ids", "skip", "the plugin asked for no updates or evictions"],
         ["unsolicited", "skip", "the plugin sent none"],
@@ -38,16 +38,16 @@ describe("the conformance suite", () => {
   });
 
   it("a plugin that speaks only v1beta1 cannot register with an older runtime", async () => {
-    const report = await runConformance({ starter: brokenStarter(undefined), flavours: ["v1alpha1"], ...timeouts, registrationTimeoutMs: 500 });
-    const failed = report.flavours[0]!.checks.filter((c) => c.status === "fail");
+    const report = await runConformance({ starter: brokenStarter(undefined), dialects: ["v1alpha1"], ...timeouts, registrationTimeoutMs: 500 });
+    const failed = report.dialects[0]!.checks.filter((c) => c.status === "fail");
     expect(failed.map((c) => [c.id, c.failures.map((x) => x.message)])).toEqual([["registration", ["the plugin did not register within 500 ms"]]]);
-    expect(report.flavours[0]!.checks.filter((c) => c.status === "pass")).toEqual([]);
+    expect(report.dialects[0]!.checks.filter((c) => c.status === "pass")).toEqual([]);
   });
 
   it.each(FLAWS.map((f) => [f]))("fails a plugin broken for %s on that check alone", async (flaw) => {
-    const report = await runConformance({ starter: brokenStarter(flaw), flavours: ["v1beta1"], ...timeouts });
+    const report = await runConformance({ starter: brokenStarter(flaw), dialects: ["v1beta1"], ...timeouts });
     expect(report.passed).toBe(false);
-    const failed = report.flavours[0]!.checks.filter((c) => c.status === "fail");
+    const failed = report.dialects[0]!.checks.filter((c) => c.status === "fail");
     expect(failed.map((c) => c.id)).toEqual([flaw]);
     const message = failed[0]!.failures[0]!.message;
     const want = MESSAGES[flaw];
@@ -56,11 +56,11 @@ describe("the conformance suite", () => {
   });
 
   it("shows the offending message decoded: the stray write after Shutdown, the bad answer", async () => {
-    const stray = await runConformance({ starter: brokenStarter("after-shutdown"), flavours: ["v1beta1"], ...timeouts });
-    const failure = stray.flavours[0]!.checks.find((c) => c.id === "after-shutdown")!.failures[0]!;
+    const stray = await runConformance({ starter: brokenStarter("after-shutdown"), dialects: ["v1beta1"], ...timeouts });
+    const failure = stray.dialects[0]!.checks.find((c) => c.id === "after-shutdown")!.failures[0]!;
     expect(failure.offending).toEqual([{ conn: 2, stream: 3, method: "UpdateContainers", payload: { update: [{ containerId: "ctr1" }] } }]);
-    const bad = await runConformance({ starter: brokenStarter("ids"), flavours: ["v1beta1"], ...timeouts });
-    expect(bad.flavours[0]!.checks.find((c) => c.id === "ids")!.failures[0]!.offending).toEqual({ update: [{ containerId: "ghost" }] });
+    const bad = await runConformance({ starter: brokenStarter("ids"), dialects: ["v1beta1"], ...timeouts });
+    expect(bad.dialects[0]!.checks.find((c) => c.id === "ids")!.failures[0]!.offending).toEqual({ update: [{ containerId: "ghost" }] });
     const table = formatTable(bad);
     expect(table).toContain('  FAIL  ids             updates and evictions name containers that exist\n                        UpdateContainer updates container "ghost", which does not exist\n');
     expect(table.endsWith("1 failed: v1beta1/ids\n")).toBe(true);

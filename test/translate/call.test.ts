@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../gen/v1beta1/api_pb.js";
-import { type Dialect, TranslateError, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
+import { type EventCalls, TranslateError, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
 import { arbitraryMessage } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
 import { NINE, refFromStateChange, refMethod, refToStateChange } from "./reference.js";
@@ -11,7 +11,7 @@ import { hex } from "../support/bytes.js";
 
 const A = "nri.pkg.api.v1alpha1";
 const B = "nri.pkg.api.v1beta1";
-const dialects: readonly Dialect[] = ["dedicated", "state-change"];
+const dialects: readonly EventCalls[] = ["dedicated", "statechange"];
 const nineMethods = NINE.map(refMethod);
 
 /** Every method of every v1beta1 / v1alpha1 service, from the descriptors. */
@@ -30,7 +30,7 @@ describe("v1beta1 -> v1alpha1", () => {
             if (s.name === "Plugin" && m.name === "Shutdown") {
               expect(out.method).toBe("Shutdown");
               expect(out.payload.length).toBe(0); // Empty: the reason cannot travel
-            } else if (s.name === "Plugin" && dialect === "state-change" && nineMethods.includes(m.name)) {
+            } else if (s.name === "Plugin" && dialect === "statechange" && nineMethods.includes(m.name)) {
               expect(out.method).toBe("StateChange");
               const event = NINE[nineMethods.indexOf(m.name)]!;
               expect(hex(out.payload)).toBe(hex(refToStateChange(event, payload)));
@@ -98,7 +98,7 @@ describe("v1alpha1 -> v1beta1", () => {
       fc.assert(
         fc.property(arbitraryMessage(schema), (msg) => {
           const payload = toBinary(schema, msg);
-          const there = toV1alpha1({ service: `${B}.Plugin`, method: refMethod(event), payload }, "state-change");
+          const there = toV1alpha1({ service: `${B}.Plugin`, method: refMethod(event), payload }, "statechange");
           const back = toV1beta1(there);
           expect(back.service).toBe(`${B}.Plugin`);
           expect(back.method).toBe(refMethod(event));
@@ -115,7 +115,7 @@ describe("v1alpha1 -> v1beta1", () => {
       for (const method of ["StateChange", "Shutdown"]) {
         const out = toV1beta1({ service: `${A}.${service}`, method, payload });
         expect(out).toEqual({ service: `${B}.${service}`, method, payload });
-        const back = toV1alpha1({ service: `${B}.${service}`, method, payload }, "state-change");
+        const back = toV1alpha1({ service: `${B}.${service}`, method, payload }, "statechange");
         expect(back.payload).toBe(payload);
       }
     }

@@ -47,7 +47,7 @@ describe("golden: recorded StateChange requests", () => {
     for (const m of stateChanges) {
       const method = toV1beta1({ service: m.service, method: m.method, payload: unhex(m.payloadHex!) }).method;
       const d = dedicated.get(method)!.shift()!;
-      const out = toV1alpha1({ service: "nri.pkg.api.v1beta1.Plugin", method: d.method, payload: unhex(d.payloadHex!) }, "state-change");
+      const out = toV1alpha1({ service: "nri.pkg.api.v1beta1.Plugin", method: d.method, payload: unhex(d.payloadHex!) }, "statechange");
       expect(out).toEqual({ service: "nri.pkg.api.v1alpha1.Plugin", method: "StateChange", payload: unhex(m.payloadHex!) });
     }
   });
@@ -56,7 +56,7 @@ describe("golden: recorded StateChange requests", () => {
     const refused = requests(legacy).find((m) => m.method === "RunPodSandbox")!;
     const reply = legacy.find((m) => m.type === 2 && m.connId === 1 && m.streamId === refused.streamId)!;
     expect(reply.status).toEqual({ code: 12, message: "method RunPodSandbox" });
-    const retry = toV1alpha1({ service: "nri.pkg.api.v1beta1.Plugin", method: "RunPodSandbox", payload: unhex(refused.payloadHex!) }, "state-change");
+    const retry = toV1alpha1({ service: "nri.pkg.api.v1beta1.Plugin", method: "RunPodSandbox", payload: unhex(refused.payloadHex!) }, "statechange");
     expect(hex(retry.payload)).toBe(stateChanges[0]!.payloadHex);
   });
 

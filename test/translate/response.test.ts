@@ -25,7 +25,7 @@ describe("responses", () => {
           fc.property(arbitraryMessage(m.output), (msg) => {
             const payload = toBinary(m.output, msg);
             const betaCall = { service: s.typeName, method: m.name, payload: new Uint8Array(0) };
-            for (const dialect of ["dedicated", "state-change"] as const) {
+            for (const dialect of ["dedicated", "statechange"] as const) {
               const alphaCall = toV1alpha1(betaCall, dialect);
               const alphaMethod = [alpha.Runtime, alpha.Plugin, alpha.HostFunctions]
                 .find((x) => x.typeName === alphaCall.service)!

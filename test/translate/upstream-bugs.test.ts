@@ -2,13 +2,13 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../gen/v1beta1/api_pb.js";
-import { type Dialect, responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
+import { type EventCalls, responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
 
 /** One test per bug of the earlier upstream attempt (PROTOCOL.md §4). */
 
 const A = "nri.pkg.api.v1alpha1";
 const B = "nri.pkg.api.v1beta1";
-const dialects: readonly Dialect[] = ["dedicated", "state-change"];
+const dialects: readonly EventCalls[] = ["dedicated", "statechange"];
 const pod = create(beta.PodSandboxSchema, { id: "pod-1", name: "web", labels: { app: "web" } });
 const container = create(beta.ContainerSchema, { id: "ctr-1", podSandboxId: "pod-1", name: "nginx", args: ["nginx"] });
 
@@ -17,7 +17,7 @@ describe("upstream bugs", () => {
     ["PostUpdatePodSandbox", 13, "POST_UPDATE_POD_SANDBOX", "STOP_POD_SANDBOX", toBinary(beta.PostUpdatePodSandboxRequestSchema, create(beta.PostUpdatePodSandboxRequestSchema, { pod })), undefined],
     ["PostUpdateContainer", 9, "POST_UPDATE_CONTAINER", "POST_START_CONTAINER", toBinary(beta.PostUpdateContainerRequestSchema, create(beta.PostUpdateContainerRequestSchema, { pod, container })), "ctr-1"],
   ] as const)("%s is event %i (%s), not %s", (method, number, name, _not, payload, containerId) => {
-    const out = toV1alpha1({ service: `${B}.Plugin`, method, payload }, "state-change");
+    const out = toV1alpha1({ service: `${B}.Plugin`, method, payload }, "statechange");
     expect(out.method).toBe("StateChange");
     const sc = fromBinary(alpha.StateChangeEventSchema, out.payload);
     expect(sc.event).toBe(alpha.Event[name]);
