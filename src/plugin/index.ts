@@ -23,7 +23,7 @@ export { UpdateBuilder, eviction } from "./helpers/update.js";
 export { ResourceSetters } from "./helpers/resources.js";
 export { type Int64Like, type IntegerKind, checkInteger, int32, int64, uint64 } from "./helpers/integers.js";
 export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "./helpers/loose.js";
-export { markForRemoval, markedForRemoval } from "./helpers/removal.js";
+export { markForRemoval, markedForRemoval } from "../api/removal.js";
 export type { CallContext } from "../ttrpc/server.js";
 export { clone } from "../wire/clone.js";
 export { create } from "../wire/create.js";

@@ -19,7 +19,7 @@ import { BuiltinBackend } from "./builtin-plugin.js";
 import { CreateContainerResult } from "./create-result.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
 import { DEFAULT_VALIDATOR, defaultValidator } from "./default-validator.js";
-import { goQuote } from "./go-quote.js";
+import { goQuote } from "../internal/go-quote.js";
 import { discoverPlugins, launchPlugin } from "./launcher.js";
 import { type SafeListener, listenSafely } from "./listener.js";
 import { Mutex } from "./mutex.js";

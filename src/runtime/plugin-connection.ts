@@ -14,9 +14,9 @@ import { registerService } from "../ttrpc/typed.js";
 import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
 import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
-import { goQuote } from "./go-quote.js";
+import { goQuote } from "../internal/go-quote.js";
 import { encodedRequest } from "./shared-payload.js";
-import { pluginIndexError, pluginNameError } from "./plugin-name.js";
+import { pluginIndexError, pluginNameError } from "../api/identity.js";
 import { fromBinary, toBinary } from "../wire/codec.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */

@@ -40,7 +40,7 @@ import {
 import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
 import { type Int64Like, int64, uint64 } from "./integers.js";
 import { type Loose, toMessage } from "./loose.js";
-import { markForRemoval } from "./removal.js";
+import { markForRemoval } from "../../api/removal.js";
 import { ResourceSetters } from "./resources.js";
 
 const HOOK_KINDS = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"] as const;
