@@ -44,7 +44,7 @@ export interface EventOptions {
   signal?: AbortSignal;
 }
 
-/** Events that the teardown contract (`teardown: "continue"`) never lets a plugin error stop. */
+/** Events that the teardown contract (`teardownErrors: "continue"`) never lets a plugin error stop. */
 const TEARDOWN: ReadonlySet<string> = new Set(TEARDOWN_EVENTS.map(eventHandlerName));
 
 /** A request the plugins' answers adjust: a copy of its own, so the caller's stays as it was given. */
@@ -154,12 +154,12 @@ export class NriRuntime {
     return this.relayAll("postUpdatePodSandbox", request, o);
   }
 
-  /** StopPodSandbox: relayed in order; the first failure fails it unless `teardown` is "continue". */
+  /** StopPodSandbox: relayed in order; the first failure fails it unless `teardownErrors` is "continue". */
   stopPodSandbox(request: EventRequest<"stopPodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("stopPodSandbox", request, o);
   }
 
-  /** RemovePodSandbox: relayed in order; the first failure fails it unless `teardown` is "continue". */
+  /** RemovePodSandbox: relayed in order; the first failure fails it unless `teardownErrors` is "continue". */
   removePodSandbox(request: EventRequest<"removePodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("removePodSandbox", request, o);
   }
@@ -234,7 +234,7 @@ export class NriRuntime {
     });
   }
 
-  /** RemoveContainer: relayed in order; the first failure fails it unless `teardown` is "continue". */
+  /** RemoveContainer: relayed in order; the first failure fails it unless `teardownErrors` is "continue". */
   removeContainer(request: EventRequest<"removeContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("removeContainer", request, o);
   }
@@ -270,7 +270,7 @@ export class NriRuntime {
     signal: AbortSignal | undefined,
     merge?: (p: RuntimePlugin, res: PluginResponse<K> | undefined) => void,
   ): Promise<void> {
-    const goesOn = this.options.teardown === "continue" && TEARDOWN.has(method);
+    const goesOn = this.options.teardownErrors === "continue" && TEARDOWN.has(method);
     for (const p of this.registry.plugins) {
       if (p.closed) continue;
       try {
