@@ -3,6 +3,7 @@ import { toGeneratedMessage } from "../api/loose.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
+import { errorText } from "../internal/error-text.js";
 
 /*
  * Translation is loaded when a v1alpha1 runtime first calls (or for the older dialects): a
@@ -42,7 +43,7 @@ export function invoke(method: PluginMethod, payload: Uint8Array, run: (req: nev
     req = method.input.decode(payload);
   } catch (e) {
     // The generated decoder's DecodeError names the message and the field already.
-    throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
+    throw new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
   }
   const r = run(req as never);
   return isThenable(r) ? Promise.resolve(r).then((out) => answer(method, out)) : answer(method, r);
@@ -54,14 +55,10 @@ function answer(method: PluginMethod, out: unknown): Uint8Array {
     return method.output.encode(toGeneratedMessage(method.output, out) as never);
   } catch (e) {
     // A handler's answer that does not fit its type is our fault, not the runtime's.
-    throw new RpcError(Code.INTERNAL, `cannot encode ${method.output.typeName}: ${reason(e)}`, { cause: e });
+    throw new RpcError(Code.INTERNAL, `cannot encode ${method.output.typeName}: ${errorText(e)}`, { cause: e });
   }
 }
 
 export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
-}
-
-export function reason(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -19,8 +19,9 @@ import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { create } from "../wire/create.js";
 import { runtimeOf, subscription } from "./configure.js";
-import { invoke, isThenable, pluginMethods, reason, translation } from "./methods.js";
+import { invoke, isThenable, pluginMethods, translation } from "./methods.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
+import { errorText } from "../internal/error-text.js";
 
 /**
  * A plugin's side of an NRI connection. Serves the Plugin service under both package names (so
@@ -160,13 +161,13 @@ export class NriPlugin {
       try {
         payload = encodeUpdateContainersRequest(toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
       } catch (e) {
-        throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${reason(e)}`, { cause: e });
+        throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${errorText(e)}`, { cause: e });
       }
       const res = await client.call(`${packages[api]}.Runtime`, "UpdateContainers", payload);
       try {
         return decodeUpdateContainersResponse(res).failed;
       } catch (e) {
-        throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
+        throw new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
       }
     } catch (e) {
       throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);

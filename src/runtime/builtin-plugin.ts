@@ -5,6 +5,7 @@ import { toMessage } from "../api/loose.js";
 import { CallDeadline } from "./call-deadline.js";
 import { PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
+import { errorText } from "../internal/error-text.js";
 
 /** An in-process plugin: index, name and handlers, the same handlers a plugin process takes. */
 export interface BuiltinPlugin {
@@ -49,8 +50,4 @@ export class BuiltinBackend implements PluginBackend {
   }
 
   close(): void {}
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
