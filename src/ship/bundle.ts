@@ -81,7 +81,7 @@ export async function bundle(entry: string, baked: BakedIdentity): Promise<{ cod
   } catch (e) {
     const first = (e as { errors?: { text: string; location?: { file: string; line: number; column: number } | null }[] }).errors?.[0];
     if (first === undefined) throw e;
-    const at = first.location == null ? "" : ` (${first.location.file}:${first.location.line}:${first.location.column})`;
+    const at = first.location == null ? "" : ` (${resolve(first.location.file)}:${first.location.line}:${first.location.column})`;
     throw new BundleError(`${first.text}${at}`, { cause: e });
   }
   const code = result.outputFiles?.[0]?.text ?? "";
