@@ -11,8 +11,10 @@
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/runtimes/<name>-<version>/ (a `.complete` file
 # marks a finished build). The project's own small Go programs (the probe that is the test
 # image's only binary, the CRI client) and the OCI image are rebuilt into test/runtimes/.bin on
-# every run; Go's build cache keeps that quick. runc, conmon and libseccomp-dev come from Debian
-# and are installed with apt-get when missing (this needs root, which the tests need anyway).
+# every run; Go's build cache keeps that quick. The probe image is written by
+# scripts/runtimes/oci-image.ts, with the image writer of `nri-wire build`. runc, conmon and
+# libseccomp-dev come from Debian and are installed with apt-get when missing (this needs root,
+# which the tests need anyway).
 #
 # Progress goes to stderr; stdout gets KEY=VALUE lines (paths) for the test to read. A failing
 # step prints `runtimes: <step> failed; log: <file>` and exits 1.
@@ -161,7 +163,8 @@ build_node() {
 build_own() {
   step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
   step "build cri-client" "$LOGS/cri-client.log" bash -c "cd '$ROOT/test/runtimes/cri-client' && CGO_ENABLED=0 GOFLAGS=-mod=mod ${NICE[*]} go build -trimpath -o '$OWN/cri-client' ."
-  step "build probe image" "$LOGS/image.log" bash "$ROOT/scripts/runtimes/oci-image.sh" "$OWN/probe" "$IMAGE" "$OWN/probe-image.tar"
+  # The image writer `nri-wire build` uses, run from the source (tsx resolves from $ROOT).
+  step "build probe image" "$LOGS/image.log" bash -c "cd '$ROOT' && node --import tsx scripts/runtimes/oci-image.ts '$OWN/probe' '$IMAGE' '$OWN/probe-image.tar'"
   echo "CRI_CLIENT=$OWN/cri-client"
   echo "IMAGE=$IMAGE"
   echo "IMAGE_TAR=$OWN/probe-image.tar"

@@ -10,7 +10,7 @@
  *
  * Every message is one `NN-NAME: ...` line on stderr: a pod's log, a unit's journal.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { formatEventMask } from "../events.js";
 import { type CallContext } from "../ttrpc/server.js";
@@ -79,8 +79,15 @@ async function serve(user: PluginHandlers, o: ServeOptions): Promise<number> {
   const launched = o.socket === undefined && (o.env.NRI_PLUGIN_SOCKET ?? "") !== "";
   const socketPath = o.socket ?? DEFAULT_SOCKET_PATH;
   const state = o.state === undefined ? undefined : stateFile(o.state);
-  // A file left by an earlier run of this container says nothing about this one.
-  if (state !== undefined) markUnregistered(state);
+  if (state !== undefined) {
+    try {
+      mkdirSync(o.state!, { recursive: true });
+      // A file left by an earlier run of this container says nothing about this one.
+      markUnregistered(state);
+    } catch (e) {
+      throw new Error(`cannot start: state directory ${o.state!}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`, { cause: e });
+    }
+  }
   const handlers = withConfigFile(user, o.config);
   if (!launched) {
     const problem = socketProblem(socketPath);
@@ -97,20 +104,24 @@ async function serve(user: PluginHandlers, o: ServeOptions): Promise<number> {
         if (level !== "info") o.say(message);
       },
     });
+    let registered = false;
     try {
       await plugin.start();
+      registered = true;
+    } catch (e) {
+      if (launched) throw e;
+      o.say(`${(e as Error).message}; retrying in ${delay} ms`);
+    }
+    if (registered) {
       const rt = plugin.runtime;
       const runtime = rt === undefined ? "the runtime" : `${rt.name} ${rt.version}`;
+      // Readiness that cannot be recorded is a fault of the pod's setup, not the runtime's: stop.
       if (state !== undefined) markRegistered(state, runtime);
       o.say(`registered with ${runtime} on ${launched ? `fd ${o.env.NRI_PLUGIN_SOCKET!}` : socketPath}`);
       delay = RETRY_MS.first;
       const reason = await plugin.closed;
       if (state !== undefined) markUnregistered(state);
       o.say(`connection closed: ${reason.message}`);
-    } catch (e) {
-      if (state !== undefined) markUnregistered(state);
-      if (launched) throw e;
-      o.say(`${(e as Error).message}; retrying in ${delay} ms`);
     }
     if (launched) return 0;
     await new Promise((r) => setTimeout(r, delay));

@@ -1,11 +1,11 @@
-import { chmodSync, copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
-import { removeAllPods } from "./lifecycle.js";
 import { NRI_SOCKET, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
-import { type Built, build, logDir, NRI_WIRE, processesUnder, removeWorkDir, ROOT, run, runForExit, skipReason, waitUntil, workDir } from "./support.js";
+import { type Built, build, logDir, NRI_WIRE, processesUnder, removeWorkDir, ROOT, run, runForExit, skipReason, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
  * A plugin as users ship it, under real runtimes: `nri-wire build` of a plugin entry, then its
@@ -89,6 +89,11 @@ class Cri {
     return { pod, container: id };
   }
 
+  /** Removes every pod (the plugin's too), so that their shims exit. */
+  async removeAll(): Promise<void> {
+    await this.crictl("rmp --force --all", "rmp", "--force", "--all");
+  }
+
   /** A pod of the probe image: its container's environment and annotations, then it is removed. */
   async adjustedPod(tag: string): Promise<{ env: string[]; annotations: Record<string, string> }> {
     const { pod, container } = await this.pod(tag, { metadata: { name: `probe-${tag}` }, image: { image: this.built.IMAGE! }, command: ["/probe", "pause"] });
@@ -117,10 +122,10 @@ async function loadImage(runtime: string, built: Built, dir: string, image: Ship
   );
 }
 
-/** The expected env line and annotation of a container the plugin adjusted with `config`. */
-function expectAdjusted(seen: { env: string[]; annotations: Record<string, string> }, config: string, tag: string, where: string): void {
+/** The env line and annotation of a container the plugin adjusted with `config`. */
+function expectAdjusted(seen: { env: string[]; annotations: Record<string, string> }, config: string, where: string): void {
   expect(seen.env, where).toContain(`NRI_SHIP_ADJUSTED=${config}`);
-  expect(seen.annotations["nri-wire/ship"], where).toBe(`probe-${tag}`);
+  expect(seen.annotations["nri-wire/ship"], where).toBe(config);
 }
 
 const RUNTIMES: readonly { name: string; make: (b: Built) => RuntimeUnderTest }[] = [
@@ -155,8 +160,10 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
   afterAll(async () => {
     if (dir === "") return;
     if (rt !== undefined) {
-      await removeAllPods({ crictl: built.CRICTL!, criClient: "", image: "", endpoint: rt.endpoint, log: rt.log }, dir);
+      await cri.removeAll().catch(() => undefined); // a failure shows as a leak below
       await rt.stop();
+      // A pre-installed plugin exits once its runtime has gone.
+      await waitUntil(() => processesUnder(dir).length === 0, "", 15_000).catch(() => undefined);
     }
     const leaks = await removeWorkDir(dir);
     for (const h of createdHostPaths) rmSync(h, { recursive: true, force: true });
@@ -193,7 +200,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     pluginContainer = container;
     await eventually(async () => (await probeReady()).code === 0, "the plugin pod never became ready (registered)", 60_000, () => `; last probe: ${lastProbe}; ${where()}`);
     expect((await probeReady()).text).toMatch(new RegExp(`^${ID}: registered with ${name === "containerd" ? "containerd" : "cri-o"} `));
-    expectAdjusted(await cri.adjustedPod("a"), "from-configmap", "a", where());
+    expectAdjusted(await cri.adjustedPod("a"), "from-configmap", where());
   }, 600_000);
 
   it("survives a restart of the runtime: the pod's plugin reconnects by itself and adjusts the next pod", async () => {
@@ -202,7 +209,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     rt = await runtime.start({ dir, logs }, ++runs);
     cri = new Cri(built, dir, rt);
     await eventually(async () => (await probeReady()).code === 0, "the plugin pod did not become ready again after the restart", 60_000, () => `; last probe: ${lastProbe}; ${where()}`);
-    expectAdjusted(await cri.adjustedPod("b"), "from-configmap", "b", where());
+    expectAdjusted(await cri.adjustedPod("b"), "from-configmap", where());
     const logsOut = await cri.try("logs", pluginContainer);
     const lines = `${logsOut.stdout}${logsOut.stderr}`.trim().split("\n");
     // Registered, lost the runtime, registered again (retries in between, as many as it took).
@@ -232,12 +239,35 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     ]);
   }, 300_000);
 
+  it("as a service on the host (the systemd unit's command line): registers, adjusts a pod, reconnects after a runtime restart", async () => {
+    // One adjuster at a time: the pod's goes.
+    await cri.removeAll();
+    const config = join(dir, "ship-service.conf");
+    const state = join(dir, "ship-service-state");
+    writeFileSync(config, "from-service-config\n");
+    const log = join(logs, "service.log");
+    const service = startLogged(image.executable, ["--socket", join(dir, NRI_SOCKET), "--config", config, "--state", state], log, {});
+    const ready = async (): Promise<boolean> => (await runForExit(image.executable, ["probe", "--state", state])).code === 0;
+    try {
+      await eventually(ready, "the service never registered", 60_000, () => `; its log: ${log}; ${where()}`);
+      expectAdjusted(await cri.adjustedPod("s1"), "from-service-config", where());
+      await rt!.stop();
+      await eventually(async () => !(await ready()), "the service still says registered with the runtime stopped", 30_000, () => `; its log: ${log}`);
+      rt = await runtime.start({ dir, logs }, ++runs);
+      cri = new Cri(built, dir, rt);
+      await eventually(ready, "the service did not register again after the restart", 60_000, () => `; its log: ${log}; ${where()}`);
+      expectAdjusted(await cri.adjustedPod("s2"), "from-service-config", where());
+    } finally {
+      await stop(service);
+    }
+  }, 600_000);
+
   it("pre-installed (NN-NAME copied into the plugin directory, its config in the config directory): launched by the runtime, adjusts a pod, launched again after a restart", async () => {
-    await removeAllPods({ crictl: built.CRICTL!, criClient: "", image: "", endpoint: rt!.endpoint, log: rt!.log }, dir);
+    await cri.removeAll();
     await rt!.stop();
     const install = (pluginDir: string, configDir: string): void => {
-      copyFileSync(image.executable, join(pluginDir, ID));
-      chmodSync(join(pluginDir, ID), 0o755);
+      // As docs/deployment.md installs it.
+      execFileSync("install", ["-m", "0755", image.executable, join(pluginDir, ID)]);
       writeFileSync(join(configDir, `${ID}.conf`), "from-conf-d");
     };
     const plugins = () => processesUnder(join(dir, "nri/plugins", ID)).map((p) => p.pid);
@@ -245,7 +275,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     cri = new Cri(built, dir, rt);
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin", 60_000, () => `; ${where()}`);
     const first = plugins()[0]!;
-    expectAdjusted(await cri.adjustedPod("c"), "from-conf-d", "c", where());
+    expectAdjusted(await cri.adjustedPod("c"), "from-conf-d", where());
 
     await rt.stop();
     // Its connection gone, the plugin exits; the runtime launches it again when it starts.
@@ -254,7 +284,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     cri = new Cri(built, dir, rt);
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin again", 60_000, () => `; ${where()}`);
     expect(plugins()[0]).not.toBe(first);
-    expectAdjusted(await cri.adjustedPod("d"), "from-conf-d", "d", where());
+    expectAdjusted(await cri.adjustedPod("d"), "from-conf-d", where());
   }, 600_000);
 });
 
