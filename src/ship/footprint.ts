@@ -1,12 +1,13 @@
 /**
  * The resources a built plugin's pod asks for, sized from what `npm run bench:ship` measures for
- * the sea form on Node 26 (docs/deployment.md has the figures): the request covers the peak RSS
- * under a sustained event load with room to spare, the limit leaves V8 its heap growth. No CPU
- * limit: a throttled plugin delays every container start on the node.
+ * the sea form on Node 26 (docs/deployment.md has the figures: a peak RSS of 75–78 MiB under a
+ * sustained event load, most of it the Node binary's pages): the request covers that peak, the
+ * limit leaves V8 room to grow its heap. No CPU limit: a throttled plugin delays every container
+ * start on the node.
  */
 export const POD_RESOURCES = {
-  requests: { cpu: "10m", memory: "64Mi" },
-  limits: { memory: "128Mi" },
+  requests: { cpu: "10m", memory: "96Mi" },
+  limits: { memory: "192Mi" },
 } as const;
 
 /**
