@@ -32,7 +32,8 @@ const RETRY_MS = { first: 100, last: 2000 } as const;
 
 /** Runs the executable's mode from argv; resolves with the exit code. */
 export async function launch(entry: Readonly<Record<string, unknown>>, baked: BakedIdentity, argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const id = `${env.NRI_PLUGIN_IDX ?? baked.idx}-${env.NRI_PLUGIN_NAME ?? baked.name}`;
+  // The identity messages carry: the one given, once the command line is read.
+  let id = `${env.NRI_PLUGIN_IDX ?? baked.idx}-${env.NRI_PLUGIN_NAME ?? baked.name}`;
   const say = (line: string): void => {
     process.stderr.write(`${id}: ${line}\n`);
   };
@@ -55,9 +56,11 @@ export async function launch(entry: Readonly<Record<string, unknown>>, baked: Ba
       strict: true,
     });
     const identity = resolveIdentity({ name: values.name ?? env.NRI_PLUGIN_NAME ?? baked.name, idx: values.idx ?? env.NRI_PLUGIN_IDX ?? baked.idx });
+    id = `${identity.idx}-${identity.name}`;
     return await serve(pluginHandlersOf(entry), { ...identity, socket: values.socket, config: values.config, state: values.state, env, say });
   } catch (e) {
-    say((e as Error).message);
+    const bad = ((e as NodeJS.ErrnoException).code ?? "").startsWith("ERR_PARSE_ARGS");
+    say(bad ? `bad command line: ${(e as Error).message}` : (e as Error).message);
     return 1;
   }
 }

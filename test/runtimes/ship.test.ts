@@ -24,6 +24,8 @@ const PLUGIN = { name: "adjuster", idx: "10", entry: join(ROOT, "test/ship/fixtu
 const ID = `${PLUGIN.idx}-${PLUGIN.name}`;
 const OUT = join(ROOT, "test/runtimes/.bin/ship");
 const STATE_DIR = "/run/nri-plugin";
+/** The DaemonSet's securityContext in CRI's words: root, no capability, read-only root, no privilege escalation. */
+const DAEMONSET_SECURITY = { run_as_user: { value: 0 }, readonly_rootfs: true, no_new_privs: true, capabilities: { drop_capabilities: ["ALL"] } };
 
 interface Shipped {
   imageRef: string;
@@ -76,13 +78,16 @@ class Cri {
     return runForExit(this.built.CRICTL!, ["--config", this.config, ...args], 90_000);
   }
 
-  /** Runs a host-network pod with one container; resolves with the pod's and the container's IDs. */
-  async pod(tag: string, container: Record<string, unknown>): Promise<{ pod: string; container: string }> {
+  /**
+   * Runs a host-network pod with one container (`security` added to its security context);
+   * resolves with the pod's and the container's IDs.
+   */
+  async pod(tag: string, container: Record<string, unknown>, security: Record<string, unknown> = {}): Promise<{ pod: string; container: string }> {
     const podFile = join(this.dir, `ship-pod-${tag}.json`);
     const ctrFile = join(this.dir, `ship-ctr-${tag}.json`);
     const ns = { namespace_options: { network: 2, pid: 1, ipc: 0 } };
     writeFileSync(podFile, JSON.stringify({ metadata: { name: `ship-${tag}`, namespace: "nri-wire", uid: `ship-${tag}-uid`, attempt: 0 }, log_directory: join(this.dir, "pod-logs", tag), linux: { security_context: ns } }));
-    writeFileSync(ctrFile, JSON.stringify({ log_path: "container.log", ...container, linux: { security_context: ns } }));
+    writeFileSync(ctrFile, JSON.stringify({ log_path: "container.log", ...container, linux: { security_context: { ...ns, ...security } } }));
     const pod = await this.crictl("runp", "runp", podFile);
     const id = await this.crictl("create", "create", pod, ctrFile, podFile);
     await this.crictl("start", "start", id);
@@ -179,7 +184,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     return { code: r.code, text: lastProbe };
   };
 
-  it("its image, run as a pod with the NRI socket directory mounted, registers (its readiness probe says so) and adjusts another pod's container with the mounted config", async () => {
+  it("its image, run as a pod as the DaemonSet runs it (NRI socket directory mounted, no capability, read-only root), registers (its readiness probe says so) and adjusts another pod's container with the mounted config", async () => {
     const config = join(dir, "ship-config");
     const state = join(dir, "ship-state");
     mkdirSync(config, { recursive: true });
@@ -196,7 +201,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
         { container_path: "/etc/nri-plugin", host_path: config, readonly: true },
         { container_path: STATE_DIR, host_path: state },
       ],
-    });
+    }, DAEMONSET_SECURITY);
     pluginContainer = container;
     await eventually(async () => (await probeReady()).code === 0, "the plugin pod never became ready (registered)", 60_000, () => `; last probe: ${lastProbe}; ${where()}`);
     expect((await probeReady()).text).toMatch(new RegExp(`^${ID}: registered with ${name === "containerd" ? "containerd" : "cri-o"} `));
@@ -221,7 +226,7 @@ describe.skipIf(skip !== undefined).each(RUNTIMES)("$name: a plugin built by nri
     const empty = join(dir, "ship-no-socket");
     mkdirSync(empty, { recursive: true });
     const ref = name === "containerd" ? image.imageRef : image.imageName;
-    const { container } = await cri.pod("nosocket", { metadata: { name: "plugin-nosocket" }, image: { image: ref }, mounts: [{ container_path: "/var/run/nri", host_path: empty }] });
+    const { container } = await cri.pod("nosocket", { metadata: { name: "plugin-nosocket" }, image: { image: ref }, mounts: [{ container_path: "/var/run/nri", host_path: empty }] }, DAEMONSET_SECURITY);
     let status: { state?: string; exitCode?: number } = {};
     await eventually(
       async () => {
