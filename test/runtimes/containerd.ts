@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { viaStateChange } from "../support/lifecycle-events.js";
 import { LIFECYCLE_EVENTS } from "./lifecycle.js";
 import type { PluginUnderTest } from "./plugins.js";
-import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { installPlugin, NRI_SOCKET, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, overlayWorks, readText, run, startLogged, stop, waitUntil } from "./support.js";
 
 /** The lifecycle events containerd v2.4 sends, in order, for one pod and one container: all of them. */
@@ -23,7 +23,7 @@ state = "${dir}/state"
 
 [plugins."io.containerd.nri.v1.nri"]
   disable = false
-  socket_path = "${dir}/nri.sock"
+  socket_path = "${dir}/nri-socket/nri.sock"
   plugin_path = "${dir}/nri/plugins"
   plugin_config_path = "${dir}/nri/conf.d"
   plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
@@ -75,14 +75,16 @@ export function containerd(b: Built): RuntimeUnderTest {
       rmSync(join(dir, "nri"), { recursive: true, force: true });
       mkdirSync(join(dir, "nri/conf.d"), { recursive: true });
       mkdirSync(join(dir, "nri/plugins"), { recursive: true });
-      if (preinstalled) installPlugin(join(dir, "nri/plugins"), preinstalled, pluginFiles(logs, n));
+      mkdirSync(join(dir, "nri-socket"), { recursive: true });
+      if (typeof preinstalled === "function") preinstalled(join(dir, "nri/plugins"), join(dir, "nri/conf.d"));
+      else if (preinstalled) installPlugin(join(dir, "nri/plugins"), preinstalled, pluginFiles(logs, n));
       const log = join(logs, `containerd-${n}.log`);
       // The shim is found on PATH.
       const proc = startLogged(join(bin, "containerd"), ["--config", config, "--log-level", "info"], log, { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` });
       const ctr = (step: string, ...args: string[]) => run(join(bin, "ctr"), ["--address", join(dir, "containerd.sock"), ...args], `ctr ${step}`, log);
       const running: RunningRuntime = {
         endpoint: `unix://${dir}/containerd.sock`,
-        nriSocket: join(dir, "nri.sock"),
+        nriSocket: join(dir, NRI_SOCKET),
         log,
         async deprecations() {
           const out = await ctr("deprecations list", "deprecations", "list", "--format", "json");

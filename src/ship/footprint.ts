@@ -1,0 +1,18 @@
+/**
+ * The resources a built plugin's pod asks for, sized from what `npm run bench:ship` measures for
+ * the sea form on Node 26 (docs/deployment.md has the figures: a peak RSS of 75–78 MiB under a
+ * sustained event load, most of it the Node binary's pages): the request covers that peak, the
+ * limit leaves V8 room to grow its heap. No CPU limit: a throttled plugin delays every container
+ * start on the node.
+ */
+export const POD_RESOURCES = {
+  requests: { cpu: "10m", memory: "96Mi" },
+  limits: { memory: "192Mi" },
+} as const;
+
+/**
+ * The low-footprint profile (`nri-wire build --node-options "..."`): a young generation of 1 MiB
+ * semi-spaces instead of V8's default (it grows to 16 MiB under load), which the measured figures
+ * (docs/deployment.md) show to cost little in events/s.
+ */
+export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=1"];

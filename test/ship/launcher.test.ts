@@ -1,0 +1,55 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { launch } from "../../src/ship/launcher.js";
+
+const dir = mkdtempSync(join(tmpdir(), "nriw-launch-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.restoreAllMocks());
+
+/** Runs a mode of the executable in-process; its exit code and what it wrote. */
+async function run(entry: Record<string, unknown>, argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  vi.spyOn(process.stdout, "write").mockImplementation((s) => ((out += String(s)), true));
+  vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
+  const code = await launch(entry, { name: "adjuster", idx: "10" }, argv, env);
+  vi.restoreAllMocks();
+  return { code, out, err };
+}
+
+const entry = { default: { createContainer: () => undefined } };
+
+describe("the built executable's modes", () => {
+  it("check prints the plugin's events and handlers", async () => {
+    expect(await run(entry, ["check"])).toEqual({ code: 0, out: '{"id":"10-adjuster","events":"CreateContainer","handlers":["createContainer"]}\n', err: "" });
+    expect(await run({}, ["check"])).toEqual({
+      code: 1,
+      out: "",
+      err: "10-adjuster: exports no plugin: its default export must be an object of plugin handlers (such as createContainer)\n",
+    });
+  });
+
+  it("refuses to start with one line when the socket is missing or is not one, naming the identity it was given", async () => {
+    const missing = join(dir, "nri.sock");
+    expect(await run(entry, ["--socket", missing, "--idx", "20"])).toEqual({
+      code: 1,
+      out: "",
+      err: `20-adjuster: cannot start: socket ${missing}: missing (is NRI enabled in the runtime, and its socket directory mounted?)\n`,
+    });
+    const file = join(dir, "file");
+    writeFileSync(file, "");
+    expect((await run(entry, ["--socket", file])).err).toBe(`10-adjuster: cannot start: socket ${file}: not a socket\n`);
+  });
+
+  it("probe says why the plugin is not ready", async () => {
+    expect(await run(entry, ["probe", "--state", dir])).toEqual({ code: 1, out: "", err: `10-adjuster: not registered: no state file ${join(dir, "registered")}\n` });
+  });
+
+  it("a bad command line is one line", async () => {
+    const r = await run(entry, ["--sockt", "x"]);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^10-adjuster: bad command line: Unknown option '--sockt'/);
+  });
+});
