@@ -3,7 +3,7 @@
  * annotation and one environment variable on CreateContainer, StartContainer and
  * PostStartContainer acknowledged), exported for the built executable to run.
  */
-import type { PluginHandlers } from "../../src/nri/plugin.js";
+import type { PluginHandlers } from "../../src/plugin/index.js";
 
 export default {
   createContainer: () => ({ adjust: { annotations: { "bench.nri-wire.io/built": "1" }, env: [{ key: "BENCH_BUILT", value: "1" }] } }),

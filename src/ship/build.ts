@@ -7,7 +7,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { checkPluginName } from "../nri/identity.js";
+import { checkPluginName } from "../api/identity.js";
 import { bundle } from "./bundle.js";
 import { type ExecutableForm, writeExecutable } from "./executable.js";
 import { chartFiles, daemonSetYaml, executablePath } from "./manifests.js";

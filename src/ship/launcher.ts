@@ -12,11 +12,11 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { formatEventMask } from "../events.js";
-import { type CallContext } from "../ttrpc/server.js";
-import { NriPlugin, type PluginHandlers, eventsOf } from "../nri/plugin-endpoint.js";
-import { resolveIdentity } from "../nri/identity.js";
-import { DEFAULT_SOCKET_PATH } from "../nri/socket.js";
+import { formatEventMask } from "../api/events.js";
+import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handlers.js";
+import { resolveIdentity } from "../api/identity.js";
+import { DEFAULT_SOCKET_PATH } from "../api/socket.js";
+import { NriPlugin } from "../plugin/plugin.js";
 import { pluginHandlersOf } from "./plugin-entry.js";
 import { markRegistered, markUnregistered, probe, stateFile } from "./readiness.js";
 import { socketProblem } from "./socket-check.js";
@@ -97,21 +97,41 @@ async function serve(user: PluginHandlers, o: ServeOptions): Promise<number> {
     if (problem !== undefined) throw new Error(`cannot start: ${problem}`);
   }
   let delay: number = RETRY_MS.first;
+  // SIGTERM (the pod deleted, the unit stopped) ends the plugin cleanly: the runtime sees its
+  // connection close, the readiness file goes, and the process exits 0 instead of being killed.
+  let current: NriPlugin | undefined;
+  let wake: (() => void) | undefined;
+  let terminated = false;
+  const onTerm = (): void => {
+    terminated = true;
+    o.say("SIGTERM: stopping");
+    void current?.stop(new Error("stopped by SIGTERM"));
+    wake?.();
+  };
+  process.once("SIGTERM", onTerm);
+  try {
+    return await runUntilTerminated();
+  } finally {
+    process.off("SIGTERM", onTerm);
+  }
+
+  async function runUntilTerminated(): Promise<number> {
   for (;;) {
+    if (terminated) return 0;
     const plugin = new NriPlugin(handlers, {
       name: o.name,
       idx: o.idx,
       ...(launched ? {} : { socketPath }),
       env: o.env,
-      log: (level, message) => {
-        if (level !== "info") o.say(message);
-      },
+      log: { info: () => undefined, warn: o.say, error: o.say },
     });
+    current = plugin;
     let registered = false;
     try {
       await plugin.start();
       registered = true;
     } catch (e) {
+      if (terminated) return 0;
       if (launched) throw e;
       o.say(`${(e as Error).message}; retrying in ${delay} ms`);
     }
@@ -126,9 +146,18 @@ async function serve(user: PluginHandlers, o: ServeOptions): Promise<number> {
       if (state !== undefined) markUnregistered(state);
       o.say(`connection closed: ${reason.message}`);
     }
-    if (launched) return 0;
-    await new Promise((r) => setTimeout(r, delay));
+    current = undefined;
+    if (launched || terminated) return 0;
+    await new Promise<void>((r) => {
+      const timer = setTimeout(r, delay);
+      wake = () => {
+        clearTimeout(timer);
+        r();
+      };
+    });
+    wake = undefined;
     delay = Math.min(delay * 2, RETRY_MS.last);
+  }
   }
 }
 
@@ -142,7 +171,7 @@ function withConfigFile(handlers: PluginHandlers, file: string | undefined): Plu
   const configure = handlers.configure;
   return {
     ...handlers,
-    configure: (req, ctx: CallContext) => {
+    configure: (req, ctx: HandlerContext) => {
       if (req.config === "") {
         try {
           req.config = readFileSync(file, "utf8");

@@ -10,7 +10,7 @@
  * ```
  */
 import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
-import type { PluginHandlers } from "../nri/plugin-endpoint.js";
+import type { PluginHandlers } from "../api/handlers.js";
 
 /** The handler names a plugin may define, in the Plugin service's order. */
 export const HANDLER_NAMES: readonly string[] = services_v1beta1_api.Plugin.methods.map((m) => m.localName);

@@ -30,7 +30,7 @@ describe("nri-wire build: bad input", () => {
   it("an invalid index or name is refused before anything is written", async () => {
     expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), idx: "7" })).toEqual({ message: 'build: index "7" must be two digits 00-99', left: [] });
     expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), idx: "1a" })).toEqual({ message: 'build: index "1a" must be two digits 00-99', left: [] });
-    expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), name: "my/plugin" })).toEqual({ message: 'build: invalid plugin name "my/plugin": contains invalid character "/"', left: [] });
+    expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), name: "my/plugin" })).toEqual({ message: `build: invalid plugin name "my/plugin": contains invalid character '/'`, left: [] });
     expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), name: "" })).toEqual({ message: "build: invalid plugin name: name is empty", left: [] });
   });
 
