@@ -10,7 +10,7 @@ import { type Built, overlayWorks, readText, run, startLogged, stop, waitUntil }
 const EVENTS = LIFECYCLE_EVENTS;
 
 /** The config of a private containerd: its own root, state, sockets and NRI directories. */
-export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string): string {
+export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string, nriSocket = `${dir}/nri.sock`): string {
   return `version = 4
 root = "${dir}/root"
 state = "${dir}/state"
@@ -23,7 +23,7 @@ state = "${dir}/state"
 
 [plugins."io.containerd.nri.v1.nri"]
   disable = false
-  socket_path = "${dir}/nri.sock"
+  socket_path = "${nriSocket}"
   plugin_path = "${dir}/nri/plugins"
   plugin_config_path = "${dir}/nri/conf.d"
   plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
@@ -50,8 +50,11 @@ state = "${dir}/state"
 `;
 }
 
-/** containerd v2.4.2 with the CRI plugin and NRI enabled. */
-export function containerd(b: Built): RuntimeUnderTest {
+/**
+ * containerd v2.4.2 with the CRI plugin and NRI enabled; its NRI socket is `nriSocket(dir)`
+ * (default: nri.sock in its directory).
+ */
+export function containerd(b: Built, nriSocket = (dir: string) => join(dir, "nri.sock")): RuntimeUnderTest {
   let snapshotter: string | undefined;
   return {
     name: "containerd",
@@ -71,7 +74,7 @@ export function containerd(b: Built): RuntimeUnderTest {
       const bin = b.CONTAINERD_BIN!;
       snapshotter ??= overlayWorks(dir) ? "overlayfs" : "native";
       const config = join(dir, "config.toml");
-      writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!));
+      writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!, nriSocket(dir)));
       rmSync(join(dir, "nri"), { recursive: true, force: true });
       mkdirSync(join(dir, "nri/conf.d"), { recursive: true });
       mkdirSync(join(dir, "nri/plugins"), { recursive: true });
@@ -82,7 +85,7 @@ export function containerd(b: Built): RuntimeUnderTest {
       const ctr = (step: string, ...args: string[]) => run(join(bin, "ctr"), ["--address", join(dir, "containerd.sock"), ...args], `ctr ${step}`, log);
       const running: RunningRuntime = {
         endpoint: `unix://${dir}/containerd.sock`,
-        nriSocket: join(dir, "nri.sock"),
+        nriSocket: nriSocket(dir),
         log,
         async deprecations() {
           const out = await ctr("deprecations list", "deprecations", "list", "--format", "json");

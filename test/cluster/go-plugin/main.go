@@ -59,6 +59,9 @@ func readConfig(file string) (config, error) {
 	if err != nil {
 		return c, fmt.Errorf("config: %w", err)
 	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return c, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
