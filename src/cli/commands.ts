@@ -1,4 +1,5 @@
 import type { Command } from "./command.js";
+import { buildCommand } from "./build.js";
 import { examplePluginCommand } from "./example-plugin.js";
 import { exampleRuntimeCommand } from "./example-runtime.js";
 import { decodeCommand } from "./decode.js";
@@ -6,4 +7,4 @@ import { recordCommand } from "./record.js";
 import { testPluginCommand } from "./test-plugin.js";
 
 /** Every subcommand of `nri-wire`, in the order help lists them. */
-export const COMMANDS: readonly Command[] = [examplePluginCommand, exampleRuntimeCommand, decodeCommand, recordCommand, testPluginCommand];
+export const COMMANDS: readonly Command[] = [examplePluginCommand, exampleRuntimeCommand, decodeCommand, recordCommand, testPluginCommand, buildCommand];

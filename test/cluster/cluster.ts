@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { containerd } from "../runtimes/containerd.js";
-import type { RunningRuntime } from "../runtimes/runtime.js";
+import { NRI_SOCKET, type RunningRuntime } from "../runtimes/runtime.js";
 import { type Built, mountsUnder, readText, removeWorkDir, run, type Started, startLogged, stop } from "../runtimes/support.js";
 import { type HostState, recordHostState, restoreHostState } from "./host-state.js";
 import { KubeApi } from "./kube-api.js";
@@ -95,8 +95,8 @@ export class Cluster {
     readonly built: Built,
     readonly place: ClusterPlace,
   ) {
-    this.nriDir = join(place.dir, "nri-run");
     this.containerdDir = join(place.dir, "containerd");
+    this.nriDir = dirname(join(this.containerdDir, NRI_SOCKET));
   }
 
   /** The runtime's NRI socket. */
@@ -236,7 +236,7 @@ export class Cluster {
   /** Starts (again) the runtime, with the probe image (the sandbox image) imported. */
   async startRuntime(): Promise<void> {
     this.runtimeStarts++;
-    this.runtime = await containerd(this.built, () => this.nriSocket).start({ dir: this.containerdDir, logs: this.place.logs }, this.runtimeStarts);
+    this.runtime = await containerd(this.built).start({ dir: this.containerdDir, logs: this.place.logs }, this.runtimeStarts);
   }
 
   /** Stops the runtime by its PID (pods and containers keep running under their shims). */

@@ -3,14 +3,14 @@ import { join } from "node:path";
 import { viaStateChange } from "../support/lifecycle-events.js";
 import { LIFECYCLE_EVENTS } from "./lifecycle.js";
 import type { PluginUnderTest } from "./plugins.js";
-import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { installPlugin, NRI_SOCKET, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, overlayWorks, readText, run, startLogged, stop, waitUntil } from "./support.js";
 
 /** The lifecycle events containerd v2.4 sends, in order, for one pod and one container: all of them. */
 const EVENTS = LIFECYCLE_EVENTS;
 
 /** The config of a private containerd: its own root, state, sockets and NRI directories. */
-export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string, nriSocket = `${dir}/nri.sock`): string {
+export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string): string {
   return `version = 4
 root = "${dir}/root"
 state = "${dir}/state"
@@ -23,7 +23,7 @@ state = "${dir}/state"
 
 [plugins."io.containerd.nri.v1.nri"]
   disable = false
-  socket_path = "${nriSocket}"
+  socket_path = "${dir}/nri-socket/nri.sock"
   plugin_path = "${dir}/nri/plugins"
   plugin_config_path = "${dir}/nri/conf.d"
   plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
@@ -50,11 +50,8 @@ state = "${dir}/state"
 `;
 }
 
-/**
- * containerd v2.4.2 with the CRI plugin and NRI enabled; its NRI socket is `nriSocket(dir)`
- * (default: nri.sock in its directory).
- */
-export function containerd(b: Built, nriSocket = (dir: string) => join(dir, "nri.sock")): RuntimeUnderTest {
+/** containerd v2.4.2 with the CRI plugin and NRI enabled. */
+export function containerd(b: Built): RuntimeUnderTest {
   let snapshotter: string | undefined;
   return {
     name: "containerd",
@@ -74,18 +71,20 @@ export function containerd(b: Built, nriSocket = (dir: string) => join(dir, "nri
       const bin = b.CONTAINERD_BIN!;
       snapshotter ??= overlayWorks(dir) ? "overlayfs" : "native";
       const config = join(dir, "config.toml");
-      writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!, nriSocket(dir)));
+      writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!));
       rmSync(join(dir, "nri"), { recursive: true, force: true });
       mkdirSync(join(dir, "nri/conf.d"), { recursive: true });
       mkdirSync(join(dir, "nri/plugins"), { recursive: true });
-      if (preinstalled) installPlugin(join(dir, "nri/plugins"), preinstalled, pluginFiles(logs, n));
+      mkdirSync(join(dir, "nri-socket"), { recursive: true });
+      if (typeof preinstalled === "function") preinstalled(join(dir, "nri/plugins"), join(dir, "nri/conf.d"));
+      else if (preinstalled) installPlugin(join(dir, "nri/plugins"), preinstalled, pluginFiles(logs, n));
       const log = join(logs, `containerd-${n}.log`);
       // The shim is found on PATH.
       const proc = startLogged(join(bin, "containerd"), ["--config", config, "--log-level", "info"], log, { ...process.env, PATH: `${bin}:${process.env.PATH ?? ""}` });
       const ctr = (step: string, ...args: string[]) => run(join(bin, "ctr"), ["--address", join(dir, "containerd.sock"), ...args], `ctr ${step}`, log);
       const running: RunningRuntime = {
         endpoint: `unix://${dir}/containerd.sock`,
-        nriSocket: nriSocket(dir),
+        nriSocket: join(dir, NRI_SOCKET),
         log,
         async deprecations() {
           const out = await ctr("deprecations list", "deprecations", "list", "--format", "json");

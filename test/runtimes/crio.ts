@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { viaStateChange } from "../support/lifecycle-events.js";
 import { LIFECYCLE_EVENTS } from "./lifecycle.js";
-import { installPlugin, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { installPlugin, NRI_SOCKET, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
 import { type Built, run, startLogged, stop, waitUntil } from "./support.js";
 
 /**
@@ -58,7 +58,7 @@ plugin_dirs = ["${dir}/cni/bin"]
 
 [crio.nri]
 enable_nri = true
-nri_listen = "${dir}/nri.sock"
+nri_listen = "${dir}/nri-socket/nri.sock"
 nri_plugin_dir = "${dir}/nri/plugins"
 nri_plugin_config_dir = "${dir}/nri/conf.d"
 nri_plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
@@ -94,7 +94,9 @@ export function crio(b: Built): RuntimeUnderTest {
       rmSync(join(dir, "nri"), { recursive: true, force: true });
       mkdirSync(join(dir, "nri/conf.d"), { recursive: true });
       mkdirSync(join(dir, "nri/plugins"), { recursive: true });
-      if (preinstalled) installPlugin(join(dir, "nri/plugins"), preinstalled, pluginFiles(logs, n));
+      mkdirSync(join(dir, "nri-socket"), { recursive: true });
+      if (typeof preinstalled === "function") preinstalled(join(dir, "nri/plugins"), join(dir, "nri/conf.d"));
+      else if (preinstalled) installPlugin(join(dir, "nri/plugins"), preinstalled, pluginFiles(logs, n));
       const log = join(logs, `crio-${n}.log`);
       const env = { ...process.env, CONTAINERS_REGISTRIES_CONF: join(dir, "registries.conf"), CONTAINERS_STORAGE_CONF: join(dir, "storage.conf") };
       if (!imported) {
@@ -105,13 +107,13 @@ export function crio(b: Built): RuntimeUnderTest {
       const proc = startLogged(join(bin, "crio"), ["--config", config, "--config-dir", "", "--log-level", "info"], log, env);
       const running: RunningRuntime = {
         endpoint: `unix://${dir}/crio.sock`,
-        nriSocket: join(dir, "nri.sock"),
+        nriSocket: join(dir, NRI_SOCKET),
         log,
         deprecations: () => Promise.resolve([]),
         stop: () => stop(proc),
       };
       try {
-        await waitUntil(() => existsSync(join(dir, "crio.sock")) && existsSync(join(dir, "nri.sock")), "start crio: no CRI and NRI sockets", 60_000, () => `; exited: ${proc.done()}; log: ${log}`);
+        await waitUntil(() => existsSync(join(dir, "crio.sock")) && existsSync(join(dir, NRI_SOCKET)), "start crio: no CRI and NRI sockets", 60_000, () => `; exited: ${proc.done()}; log: ${log}`);
       } catch (e) {
         await running.stop();
         throw e;

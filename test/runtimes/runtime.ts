@@ -7,6 +7,15 @@ import { ROOT } from "./support.js";
 /** The NRI timeouts every runtime is configured with, and test-plugin plays them with. */
 export const NRI_TIMEOUTS = { registrationS: 10, requestS: 5 } as const;
 
+/**
+ * Where a runtime's NRI socket is, relative to its private directory: in a directory of its own,
+ * which a plugin's pod mounts (it survives the runtime's restarts; the plugin directory does not).
+ */
+export const NRI_SOCKET = "nri-socket/nri.sock";
+
+/** Installs pre-installed plugins itself: given the runtime's plugin and plugin config directories. */
+export type Installer = (pluginDir: string, configDir: string) => void;
+
 /** A runtime started for one run, with a private config, state and log. */
 export interface RunningRuntime {
   /** unix:///path of its CRI socket. */
@@ -48,9 +57,10 @@ export interface RuntimeUnderTest {
   readonly hostPaths: readonly string[];
   /**
    * Starts the runtime for run number `n`, its state in `at.dir` and its log in `at.logs`; with
-   * `preinstalled` the plugin sits in its plugin directory.
+   * `preinstalled` the plugin sits in its plugin directory (through installPlugin's launcher, or
+   * put there by an Installer).
    */
-  start(at: Place, n: number, preinstalled?: PluginUnderTest): Promise<RunningRuntime>;
+  start(at: Place, n: number, preinstalled?: PluginUnderTest | Installer): Promise<RunningRuntime>;
 }
 
 /**

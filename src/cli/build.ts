@@ -1,0 +1,57 @@
+import { EXECUTABLE_FORMS, type ExecutableForm } from "../ship/executable.js";
+import { buildPlugin } from "../ship/build.js";
+import { type Command, EXIT, UsageError } from "./command.js";
+
+const MiB = 1024 * 1024;
+
+/** `nri-wire build ENTRY --name NAME --idx NN --out DIR`. */
+export const buildCommand: Command = {
+  name: "build",
+  summary: "build a plugin's executable, OCI image, DaemonSet and Helm chart from its entry file",
+  description: [
+    "ENTRY's default export is an object of plugin handlers (createContainer, configure, ...).",
+    "Writes DIR/NN-NAME (what a runtime launches from its plugin directory; it connects to",
+    "--socket PATH otherwise and reconnects when the runtime restarts), DIR/NAME.oci.tar (the image",
+    "nri-wire/NAME:TAG), DIR/kubernetes/daemonset.yaml and the Helm chart DIR/chart/.",
+    "Form sea (default): a Node single executable application, needs no Node on the host and a",
+    "Node 25.5 or later to build with (--node); form script: the bundle behind #!NODE, which must",
+    "exist at that path on the host. See docs/deployment.md.",
+  ].join("\n"),
+  options: {
+    name: { type: "string", value: "NAME", description: "plugin name ([a-zA-Z0-9_.+-])", required: true },
+    idx: { type: "string", value: "NN", description: "plugin index, two digits", required: true },
+    out: { type: "string", value: "DIR", description: "output directory (created if missing)", required: true },
+    form: { type: "string", value: "FORM", description: `executable form: ${EXECUTABLE_FORMS.join(" or ")} (default sea)` },
+    node: { type: "string", value: "PATH", description: "Node binary to embed or name (default: the one running)" },
+    "node-options": { type: "string", value: "FLAGS", description: 'Node/V8 flags the executable starts with, e.g. "--max-semi-space-size=1"' },
+    tag: { type: "string", value: "TAG", description: "image tag (default: the entry's package.json version)" },
+  },
+  positionals: "ENTRY",
+  async run(values, positionals) {
+    if (positionals.length !== 1) throw new UsageError(`nri-wire build: expected one ENTRY file, got ${positionals.length}`);
+    for (const o of ["name", "idx", "out"]) if (typeof values[o] !== "string") throw new UsageError(`nri-wire build: --${o} is required`);
+    const form = values.form as string | undefined;
+    if (form !== undefined && !EXECUTABLE_FORMS.includes(form as ExecutableForm)) throw new UsageError(`nri-wire build: --form must be ${EXECUTABLE_FORMS.join(" or ")}, not "${form}"`);
+    const nodeOptions = typeof values["node-options"] === "string" ? values["node-options"].split(/\s+/).filter((s) => s !== "") : [];
+    const r = await buildPlugin({
+      entry: positionals[0]!,
+      name: values.name as string,
+      idx: values.idx as string,
+      out: values.out as string,
+      ...(form === undefined ? {} : { form: form as ExecutableForm }),
+      ...(typeof values.node === "string" ? { node: values.node } : {}),
+      nodeOptions,
+      ...(typeof values.tag === "string" ? { tag: values.tag } : {}),
+    });
+    const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+    process.stdout.write(
+      [
+        `build: ${r.executable} (${form ?? "sea"}, ${mib(r.executableBytes)}; events ${r.events})`,
+        `build: ${r.image} (${r.imageRef}, ${mib(r.imageBytes)}, ${mib(r.imageUnpackedBytes)} unpacked)`,
+        `build: ${r.daemonSet}`,
+        `build: ${r.chart}/`,
+      ].join("\n") + "\n",
+    );
+    return EXIT.ok;
+  },
+};

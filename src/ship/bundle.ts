@@ -1,0 +1,89 @@
+/**
+ * Bundling: one CommonJS file holding the entry, nri-wire and the launcher, for a single
+ * executable application (whose main script is CommonJS) or a `#!` script. esbuild does the work;
+ * two things are arranged because a bundle has no files beside it: the lazily loaded protobuf
+ * schemas are handed the bundled modules, and `createRequire(import.meta.url)` becomes require().
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, extname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { BakedIdentity } from "./launcher.js";
+
+/** The generated schema modules the lazy schemas load, by the .proto file they name. */
+const SCHEMA_MODULES: Readonly<Record<string, string>> = {
+  "v1beta1/api.proto": "v1beta1/api_pb",
+  "v1alpha1/api.proto": "v1alpha1/api_pb",
+  "ttrpc/request.proto": "ttrpc/request_pb",
+  "google/rpc/status.proto": "google/rpc/status_pb",
+};
+
+/** This module's folder and the extension its siblings have (.ts from source, .js built). */
+function here(): { dir: string; ext: string } {
+  const file = fileURLToPath(import.meta.url);
+  return { dir: dirname(file), ext: extname(file) };
+}
+
+/** The source of the bundle's main module: the entry, the schemas made lazily available, the launcher. */
+function mainSource(entry: string, baked: BakedIdentity): string {
+  const { dir, ext } = here();
+  const gen = resolve(dir, "../../gen");
+  const q = JSON.stringify;
+  const provide = Object.entries(SCHEMA_MODULES).map(
+    ([proto, mod]) => `provideSchemas(${q(proto)}, lazily(() => require(${q(join(gen, mod + ext))})));`,
+  );
+  return [
+    `import * as entry from ${q(entry)};`,
+    `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
+    `import { provideSchemas } from ${q(resolve(dir, `../wire/lazy${ext}`))};`,
+    // A namespace whose module is loaded (and its descriptors decoded) on first use only.
+    `const lazily = (load) => new Proxy({}, { get: (_, p) => load()[p] });`,
+    ...provide,
+    `launch(entry, ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
+  ].join("\n");
+}
+
+/** A bundling failure, with esbuild's first message and where it points. */
+export class BundleError extends Error {
+  override name = "BundleError";
+}
+
+/** Bundles `entry` with the launcher into CommonJS source text. */
+export async function bundle(entry: string, baked: BakedIdentity): Promise<{ code: string; inputs: string[] }> {
+  const esbuild = await import("esbuild");
+  let result: Awaited<ReturnType<typeof esbuild.build>>;
+  try {
+    result = await esbuild.build({
+      stdin: { contents: mainSource(resolve(entry), baked), resolveDir: dirname(resolve(entry)), sourcefile: "nri-wire-main.js", loader: "js" },
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      target: "node22",
+      minify: true,
+      legalComments: "none",
+      write: false,
+      metafile: true,
+      logLevel: "silent",
+      plugins: [
+        {
+          name: "nri-wire-require",
+          setup(b) {
+            b.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+              if (args.path.includes("node_modules") || !existsSync(args.path)) return undefined;
+              const text = readFileSync(args.path, "utf8");
+              if (!text.includes("createRequire(import.meta.url)(")) return undefined;
+              const loader = args.path.endsWith("ts") ? "ts" : "js";
+              return { contents: text.replaceAll("createRequire(import.meta.url)(", "require("), loader };
+            });
+          },
+        },
+      ],
+    });
+  } catch (e) {
+    const first = (e as { errors?: { text: string; location?: { file: string; line: number; column: number } | null }[] }).errors?.[0];
+    if (first === undefined) throw e;
+    const at = first.location == null ? "" : ` (${resolve(first.location.file)}:${first.location.line}:${first.location.column})`;
+    throw new BundleError(`${first.text}${at}`, { cause: e });
+  }
+  const code = result.outputFiles?.[0]?.text ?? "";
+  return { code, inputs: Object.keys(result.metafile?.inputs ?? {}) };
+}

@@ -1,0 +1,77 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { pluginHandlersOf } from "../../src/ship/plugin-entry.js";
+import { markRegistered, markUnregistered, probe, stateFile } from "../../src/ship/readiness.js";
+import { parseLdd } from "../../src/ship/shared-libs.js";
+import { socketProblem } from "../../src/ship/socket-check.js";
+import { objectName } from "../../src/ship/manifests.js";
+
+const dir = mkdtempSync(join(tmpdir(), "nriw-ship-units-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("the entry's plugin", () => {
+  it("is the default export's handlers; anything else is named", () => {
+    const h = { createContainer: () => undefined };
+    expect(pluginHandlersOf({ default: h })).toBe(h);
+    expect(() => pluginHandlersOf({ handlers: h })).toThrow("exports no plugin: its default export must be an object of plugin handlers (such as createContainer)");
+    expect(() => pluginHandlersOf({ default: () => h })).toThrow("default export is a function, not an object of plugin handlers (such as createContainer)");
+    expect(() => pluginHandlersOf({ default: null })).toThrow("default export is null, not an object of plugin handlers (such as createContainer)");
+    expect(() => pluginHandlersOf({ default: [h] })).toThrow("default export is an array, not an object of plugin handlers (such as createContainer)");
+    expect(() => pluginHandlersOf({ default: {} })).toThrow("default export has no plugin handler (such as createContainer)");
+    expect(() => pluginHandlersOf({ default: { createContainer: "yes" } })).toThrow('default export: "createContainer" is a string, not a function');
+    expect(() => pluginHandlersOf({ default: { onCreate: () => undefined } })).toThrow(/^default export: "onCreate" is not a plugin method \(configure, synchronize, shutdown, runPodSandbox, /);
+  });
+});
+
+describe("readiness", () => {
+  it("is registered while this process's state file exists, not when it is missing or names a process that is gone", () => {
+    const file = stateFile(dir);
+    expect(probe(file)).toEqual({ ready: false, line: `not registered: no state file ${file}` });
+    markRegistered(file, "containerd v2.4.2");
+    expect(probe(file)).toEqual({ ready: true, line: `registered with containerd v2.4.2 (pid ${process.pid})` });
+    // A file left by an earlier process whose PID now names another (or none).
+    writeFileSync(file, JSON.stringify({ pid: process.pid, started: "1", runtime: "containerd v2.4.2" }));
+    expect(probe(file)).toEqual({ ready: false, line: `not registered: state file ${file} names process ${process.pid}, which is gone` });
+    markUnregistered(file);
+    expect(probe(file).ready).toBe(false);
+  });
+});
+
+describe("the socket check", () => {
+  it("names a missing socket, a path that is no socket, and accepts a listening one", async () => {
+    const missing = join(dir, "missing.sock");
+    expect(socketProblem(missing)).toBe(`socket ${missing}: missing (is NRI enabled in the runtime, and its socket directory mounted?)`);
+    const file = join(dir, "file");
+    writeFileSync(file, "");
+    expect(socketProblem(file)).toBe(`socket ${file}: not a socket`);
+    const path = join(dir, "ok.sock");
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(path, r));
+    expect(socketProblem(path)).toBeUndefined();
+    await new Promise((r) => server.close(r));
+  });
+});
+
+describe("ldd output", () => {
+  it("gives the libraries and the loader, without the vdso; a library not found is an error", () => {
+    const out = [
+      "\tlinux-vdso.so.1 (0x00007ffd)",
+      "\tlibstdc++.so.6 => /lib/x86_64-linux-gnu/libstdc++.so.6 (0x00007f1)",
+      "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2)",
+      "\t/lib64/ld-linux-x86-64.so.2 (0x00007f3)",
+    ].join("\n");
+    expect(parseLdd(out)).toEqual(["/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]);
+    expect(() => parseLdd("\tlibatomic.so.1 => not found\n")).toThrow("shared library libatomic.so.1: not found on this host");
+  });
+});
+
+describe("Kubernetes object names", () => {
+  it("are DNS labels made from the plugin name", () => {
+    expect(objectName("adjuster")).toBe("nri-plugin-adjuster");
+    expect(objectName("My_Plugin+v2")).toBe("nri-plugin-my-plugin-v2");
+    expect(objectName("x".repeat(80))).toHaveLength(63);
+  });
+});
