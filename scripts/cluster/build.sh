@@ -5,8 +5,8 @@
 #   etcd v3.6.8                 from go.etcd.io/etcd/server/v3 (a generated module requires it)
 #   Kubernetes v1.37.2          kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
 #                               kubectl, from k8s.io/kubernetes (see build_kubernetes)
-#   containerd, runc, crictl,   from scripts/runtimes/build.sh containerd helm (its own cache;
-#   Helm, the probe image       its KEY=VALUE lines are passed on)
+#   containerd, runc, crictl,   from scripts/runtimes/build.sh containerd helm node (its own cache;
+#   Helm, Node, the probe image its KEY=VALUE lines are passed on)
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/cluster/<name>-<version>/ (a `.complete` file marks
 # a finished build). The project's own Go plugin (test/cluster/go-plugin) and its image are
@@ -120,6 +120,6 @@ flock 9
 build_etcd
 build_kubernetes
 # containerd, runc, crictl, Helm and the probe image: the runtimes' own cache and lock.
-bash "$ROOT/scripts/runtimes/build.sh" containerd helm | sed 's/^CACHE=/RUNTIMES_CACHE=/'
+bash "$ROOT/scripts/runtimes/build.sh" containerd helm node | sed 's/^CACHE=/RUNTIMES_CACHE=/'
 build_own
 echo "CACHE=$CACHE"

@@ -1,7 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Built } from "../runtimes/support.js";
-import { ROOT } from "../runtimes/support.js";
+import { type Built, NRI_WIRE, ROOT, runForExit } from "../runtimes/support.js";
 
 /** The config both plugins read: environment variables and annotations to add, a pids limit to set. */
 export interface PluginConfig {
@@ -24,8 +23,8 @@ export interface DeployedPlugin {
   values(dir: string, nriDir: string, config: PluginConfig): string;
 }
 
-/** The Go plugin (test/cluster/go-plugin) with its chart. */
-export function goPlugin(b: Built): DeployedPlugin {
+/** The Go plugin (test/cluster/go-plugin) with its chart, both from scripts/cluster/build.sh. */
+export async function goPlugin(b: Built): Promise<DeployedPlugin> {
   return {
     language: "Go",
     release: "go-env-injector",
@@ -36,6 +35,25 @@ export function goPlugin(b: Built): DeployedPlugin {
       const [repository, tag] = b.GO_PLUGIN_IMAGE!.split(/:(?=[^:]*$)/u);
       const file = join(dir, `go-values-${config.pidsLimit}.json`);
       writeFileSync(file, JSON.stringify({ image: { repository, tag }, nri: { socketDir: nriDir }, config: JSON.stringify(config) }));
+      return file;
+    },
+  };
+}
+
+/** The TypeScript twin, examples/env-injector.ts: `nri-wire build` writes its image and its chart. */
+export async function tsPlugin(b: Built): Promise<DeployedPlugin> {
+  const out = join(ROOT, "test/cluster/.bin/ts-plugin");
+  const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), "build", join(ROOT, "examples/env-injector.ts"), "--name", "env-injector", "--idx", "50", "--out", out, "--node", b.NODE!], 600_000);
+  if (r.code !== 0) throw new Error(`cluster: nri-wire build examples/env-injector.ts failed (${r.code}): ${r.stderr.trim()}`);
+  return {
+    language: "TypeScript",
+    release: "env-injector",
+    namespace: "kube-system",
+    chart: join(out, "chart"),
+    imageTar: join(out, "env-injector.oci.tar"),
+    values(dir, nriDir, config) {
+      const file = join(dir, `ts-values-${config.pidsLimit}.json`);
+      writeFileSync(file, JSON.stringify({ nri: { socketDir: nriDir }, config: JSON.stringify(config) }));
       return file;
     },
   };
