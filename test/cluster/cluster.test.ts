@@ -43,6 +43,8 @@ if (skip !== undefined) console.warn(skip);
 /** Test pods created per measurement: the latency printed is their median. */
 const LATENCY_RUNS = 5;
 
+const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
+
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -52,7 +54,7 @@ interface Figures {
   startMs: number;
   /** The same with no plugin, measured after its uninstall. */
   baselineMs: number;
-  memoryBytes: number;
+  memory: { workingSetBytes: number; rssBytes: number };
   restarts: number;
 }
 
@@ -93,9 +95,12 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
     expect(nriConnections(cluster)).toBe(0);
   });
 
-  const plugins: (() => Promise<DeployedPlugin>)[] = [() => goPlugin(built), () => tsPlugin(built)];
+  const plugins: { language: string; make: () => Promise<DeployedPlugin> }[] = [
+    { language: "Go", make: () => goPlugin(built) },
+    { language: "TypeScript", make: () => tsPlugin(built) },
+  ];
 
-  describe.each(plugins.map((p, i) => [i, p] as const))("plugin %i", (_i, make) => {
+  describe.each(plugins)("the $language plugin", ({ make }) => {
     let plugin: DeployedPlugin;
     const config = (gen: number): PluginConfig => ({
       env: { NRI_WIRE_ADJUSTED: `${plugin.release}-${gen}` },
@@ -181,9 +186,9 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
       const times: number[] = [];
       for (let i = 0; i < LATENCY_RUNS; i++) times.push(await expectAdjusted(2));
       const pod = (await pluginPods(cluster, plugin.namespace, plugin.release))[0]!;
-      const memoryBytes = await podMemory(cluster, plugin.namespace, pod.metadata.name);
-      expect(memoryBytes).toBeGreaterThan(0);
-      figures.set(plugin.language, { startMs: median(times), baselineMs: Number.NaN, memoryBytes, restarts: restarts(pod) });
+      const memory = await podMemory(cluster, plugin.namespace, pod.metadata.name);
+      expect(memory.workingSetBytes).toBeGreaterThan(0);
+      figures.set(plugin.language, { startMs: median(times), baselineMs: Number.NaN, memory, restarts: restarts(pod) });
     });
 
     it("leaves NRI clean on helm uninstall", async () => {
@@ -207,7 +212,7 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
   });
 
   it("prints the plugins side by side", () => {
-    const rows = [...figures].map(([lang, f]) => `cluster: ${lang.padEnd(10)} pod start ${f.startMs.toFixed(0)} ms with the plugin, ${f.baselineMs.toFixed(0)} ms without (medians of ${LATENCY_RUNS}); plugin pod memory ${(f.memoryBytes / 2 ** 20).toFixed(1)} MiB (working set); restarts ${f.restarts}`);
+    const rows = [...figures].map(([lang, f]) => `cluster: ${lang.padEnd(10)} pod start ${f.startMs.toFixed(0)} ms with the plugin, ${f.baselineMs.toFixed(0)} ms without (medians of ${LATENCY_RUNS}); plugin pod memory ${mib(f.memory.workingSetBytes)} MiB working set, ${mib(f.memory.rssBytes)} MiB RSS; restarts ${f.restarts}`);
     console.log(rows.join("\n"));
     expect(figures.size).toBe(plugins.length);
   });

@@ -131,7 +131,7 @@ export class Cluster {
   private async boot(cgroupV1: boolean): Promise<void> {
     const { dir } = this.place;
     const bin = this.built.KUBE_BIN!;
-    this.host = recordHostState();
+    this.host = recordHostState(containerd(this.built).hostPaths);
     const [etcdClient, etcdPeer, apiPort, kubeletPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const ip = nodeIp();
     this.server = `https://127.0.0.1:${apiPort}`;

@@ -30,6 +30,12 @@ function cgroupMounts(): string[] {
     .map((l) => l.split(" ")[4]!);
 }
 
+/** Removes the directories of a tree that hold no file, deepest first. */
+function removeEmptyTree(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeEmptyTree(join(dir, e.name));
+  if (readdirSync(dir).length === 0) rmdirSync(dir);
+}
+
 /** The kubelet's `kubepods` cgroups, in every hierarchy, that exist now. */
 export function kubepodsCgroups(): string[] {
   return cgroupMounts()
@@ -46,12 +52,17 @@ function removeCgroupTree(dir: string): void {
 /** The host state a kubelet run changes, recorded before it starts. */
 export interface HostState {
   readonly sysctls: ReadonlyMap<string, string>;
+  /** Fixed host directories the runtime uses (its shims' sockets) that did not exist before. */
+  readonly createdRuntimePaths: readonly string[];
   readonly logLinksExisted: boolean;
   readonly defaultRootExisted: boolean;
 }
 
-/** Records the host state; throws when `kubepods` cgroups exist (another kubelet runs here). */
-export function recordHostState(): HostState {
+/**
+ * Records the host state, `runtimePaths` among it (the runtime's fixed directories); throws when
+ * `kubepods` cgroups exist (another kubelet runs here).
+ */
+export function recordHostState(runtimePaths: readonly string[]): HostState {
   const existing = kubepodsCgroups();
   if (existing.length > 0) throw new Error(`cluster: ${existing.join(", ")} exists: another kubelet runs on this host`);
   const sysctls = new Map<string, string>();
@@ -59,13 +70,13 @@ export function recordHostState(): HostState {
     const f = join("/proc/sys", s);
     if (existsSync(f)) sysctls.set(s, readFileSync(f, "utf8").trim());
   }
-  return { sysctls, logLinksExisted: existsSync(CONTAINER_LOG_LINKS), defaultRootExisted: existsSync(KUBELET_DEFAULT_ROOT) };
+  return { sysctls, createdRuntimePaths: runtimePaths.filter((p) => !existsSync(p)), logLinksExisted: existsSync(CONTAINER_LOG_LINKS), defaultRootExisted: existsSync(KUBELET_DEFAULT_ROOT) };
 }
 
 /**
  * Puts the host back after the kubelet and the runtime stopped: the kernel settings, the
- * `kubepods` cgroups, the log links that point into `dir`, /var/lib/kubelet when it was not
- * there before. Returns what could not be undone.
+ * `kubepods` cgroups, the log links that point into `dir`, /var/lib/kubelet and the runtime's
+ * fixed directories when they were not there before. Returns what could not be undone.
  */
 export function restoreHostState(state: HostState, dir: string): string[] {
   const left: string[] = [];
@@ -92,5 +103,7 @@ export function restoreHostState(state: HostState, dir: string): string[] {
     if (!state.logLinksExisted && readdirSync(CONTAINER_LOG_LINKS).length === 0) rmdirSync(CONTAINER_LOG_LINKS);
   }
   if (!state.defaultRootExisted) rmSync(KUBELET_DEFAULT_ROOT, { recursive: true, force: true });
+  // Only while empty: another runtime on the host may have started using it since.
+  for (const p of state.createdRuntimePaths) if (existsSync(p)) removeEmptyTree(p);
   return left;
 }

@@ -104,13 +104,14 @@ export async function pluginPods(c: Cluster, namespace: string, release: string)
   return list.items.filter((p) => p.metadata.deletionTimestamp === undefined);
 }
 
-/** A pod's containers' working-set memory in bytes, from the kubelet's stats (through the API server's node proxy). */
-export async function podMemory(c: Cluster, namespace: string, pod: string): Promise<number> {
+/** A pod's containers' memory (working set and RSS, bytes), from the kubelet's stats (through the API server's node proxy). */
+export async function podMemory(c: Cluster, namespace: string, pod: string): Promise<{ workingSetBytes: number; rssBytes: number }> {
   interface Summary {
-    pods: { podRef: { name: string; namespace: string }; containers?: { name: string; memory?: { workingSetBytes?: number } }[] }[];
+    pods: { podRef: { name: string; namespace: string }; containers?: { name: string; memory?: { workingSetBytes?: number; rssBytes?: number } }[] }[];
   }
   const s = await c.api.get<Summary>(`/api/v1/nodes/${NODE}/proxy/stats/summary`);
   const p = s.pods.find((x) => x.podRef.name === pod && x.podRef.namespace === namespace);
   if (p === undefined) throw new Error(`cluster: the kubelet's stats have no pod ${namespace}/${pod}`);
-  return (p.containers ?? []).reduce((sum, x) => sum + (x.memory?.workingSetBytes ?? 0), 0);
+  const sum = (f: (m: { workingSetBytes?: number; rssBytes?: number }) => number | undefined) => (p.containers ?? []).reduce((n, x) => n + (f(x.memory ?? {}) ?? 0), 0);
+  return { workingSetBytes: sum((m) => m.workingSetBytes), rssBytes: sum((m) => m.rssBytes) };
 }
