@@ -211,11 +211,7 @@ export class Cluster {
       `--node-ip=${ip}`,
       "--v=2",
     ]);
-    await this.api
-      .waitFor("/api/v1/nodes", `fieldSelector=metadata.name=${NODE}`, (n) => conditionTrue(n, "Ready"), `node ${NODE} did not become Ready`, 180_000)
-      .catch((e: Error) => {
-        throw new Error(`${e.message}; kubelet exited: ${kubelet.done()}; log: ${kubelet.log}`);
-      });
+    await this.until(async () => conditionTrue(await this.api.get(`/api/v1/nodes/${NODE}`), "Ready"), `start kubelet: node ${NODE} did not become Ready`, 180_000, [etcd, apiserver, kubelet]);
     // Pods are admitted once their namespace's default service account exists.
     await this.api.waitFor("/api/v1/namespaces/default/serviceaccounts", "fieldSelector=metadata.name=default", () => true, "the default service account was not created", 60_000);
   }
@@ -227,8 +223,8 @@ export class Cluster {
       const ok = await cond().catch(() => false);
       if (ok) return;
       const gone = watched.find((w) => w.done());
-      if (gone !== undefined) throw new Error(`cluster: ${what}: ${gone.log} ended; its last lines: ${readText(gone.log).split("\n").slice(-5).join(" | ")}`);
-      if (Date.now() > deadline) throw new Error(`cluster: ${what} (waited ${timeoutMs} ms)`);
+      if (gone !== undefined) throw new Error(`cluster: ${what}: ${gone.log} ended; its last lines: ${readText(gone.log).split("\n").filter((l) => l !== "").slice(-5).join(" | ")}`);
+      if (Date.now() > deadline) throw new Error(`cluster: ${what} (waited ${timeoutMs} ms); logs: ${this.place.logs}`);
       await new Promise((r) => setTimeout(r, 250));
     }
   }
