@@ -41,7 +41,7 @@ const skip = skipReason();
 if (skip !== undefined) console.warn(skip);
 
 /** Test pods created per measurement: the latency printed is their median. */
-const LATENCY_RUNS = 5;
+const LATENCY_RUNS = 7;
 
 const mib = (bytes: number): string => (bytes / 2 ** 20).toFixed(1);
 
