@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { platform } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
@@ -107,8 +108,12 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
       annotations: { "nri-wire.dev/adjusted-by": `${plugin.release}-${gen}` },
       pidsLimit: 500 + gen,
     });
-    const helmInstall = (verb: "install" | "upgrade", gen: number) =>
-      cluster.helm(verb, plugin.release, plugin.chart, "--namespace", plugin.namespace, "--values", plugin.values(dir, cluster.nriDir, config(gen)), "--wait", "--timeout", "3m");
+    /** The config of generation `gen` in a file, for `--set-file config=FILE`. */
+    const configFile = (gen: number) => {
+      const file = join(dir, `${plugin.release}-config-${gen}.json`);
+      writeFileSync(file, JSON.stringify(config(gen)));
+      return file;
+    };
 
     /** The release's one plugin pod once it is ready and registered (one connection on the NRI socket). */
     const readyPluginPod = async (not?: string) => {
@@ -142,7 +147,7 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
     }, 900_000);
 
     it("installs with helm; its DaemonSet pod runs, ready once registered", async () => {
-      await helmInstall("install", 1);
+      await cluster.helm("install", plugin.release, plugin.chart, "--namespace", plugin.namespace, "--set", `nri.socketDir=${cluster.nriDir}`, "--set-file", `config=${configFile(1)}`, "--wait", "--timeout", "3m");
       const sets = await cluster.api.get<{ items: KubeObject[] }>(`/apis/apps/v1/namespaces/${plugin.namespace}/daemonsets?labelSelector=app.kubernetes.io/instance=${plugin.release}`);
       expect(sets.items.map((d) => [d.status?.desiredNumberScheduled, d.status?.numberReady])).toEqual([[1, 1]]);
       const pods = await pluginPods(cluster, plugin.namespace, plugin.release);
@@ -157,7 +162,7 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
 
     it("rolls on helm upgrade with a changed config, which takes effect", async () => {
       const before = (await pluginPods(cluster, plugin.namespace, plugin.release))[0]!;
-      await helmInstall("upgrade", 2);
+      await cluster.helm("upgrade", plugin.release, plugin.chart, "--namespace", plugin.namespace, "--reuse-values", "--set-file", `config=${configFile(2)}`, "--wait", "--timeout", "3m");
       const after = await readyPluginPod(before.metadata.uid);
       expect(after.metadata.uid).not.toBe(before.metadata.uid);
       await expectAdjusted(2);

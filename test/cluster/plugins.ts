@@ -1,4 +1,3 @@
-import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Built, NRI_WIRE, ROOT, runForExit } from "../runtimes/support.js";
 
@@ -9,7 +8,7 @@ export interface PluginConfig {
   readonly pidsLimit: number;
 }
 
-/** A plugin the suite deploys with Helm, and how its chart is given the values. */
+/** A plugin the suite deploys with Helm: its chart takes `nri.socketDir` and `config` (the text of Configure). */
 export interface DeployedPlugin {
   /** Go or TypeScript: the name the comparison prints. */
   readonly language: string;
@@ -19,24 +18,17 @@ export interface DeployedPlugin {
   readonly chart: string;
   /** The OCI archive of its image, imported into the runtime's k8s.io namespace. */
   readonly imageTar: string;
-  /** A values file for the chart: the node's NRI socket directory and `config`. */
-  values(dir: string, nriDir: string, config: PluginConfig): string;
 }
 
-/** The Go plugin (test/cluster/go-plugin) with its chart, both from scripts/cluster/build.sh. */
+/** The Go plugin (test/cluster/go-plugin) with its chart; scripts/cluster/build.sh builds the image its values name. */
 export async function goPlugin(b: Built): Promise<DeployedPlugin> {
+  if (b.GO_PLUGIN_IMAGE !== "localhost/nri-wire/go-env-injector:1") throw new Error(`cluster: the Go plugin's chart names localhost/nri-wire/go-env-injector:1, the build made ${b.GO_PLUGIN_IMAGE}`);
   return {
     language: "Go",
     release: "go-env-injector",
     namespace: "kube-system",
     chart: join(ROOT, "test/cluster/go-plugin/chart"),
     imageTar: b.GO_PLUGIN_IMAGE_TAR!,
-    values(dir, nriDir, config) {
-      const [repository, tag] = b.GO_PLUGIN_IMAGE!.split(/:(?=[^:]*$)/u);
-      const file = join(dir, `go-values-${config.pidsLimit}.json`);
-      writeFileSync(file, JSON.stringify({ image: { repository, tag }, nri: { socketDir: nriDir }, config: JSON.stringify(config) }));
-      return file;
-    },
   };
 }
 
@@ -51,10 +43,5 @@ export async function tsPlugin(b: Built): Promise<DeployedPlugin> {
     namespace: "kube-system",
     chart: join(out, "chart"),
     imageTar: join(out, "env-injector.oci.tar"),
-    values(dir, nriDir, config) {
-      const file = join(dir, `ts-values-${config.pidsLimit}.json`);
-      writeFileSync(file, JSON.stringify({ nri: { socketDir: nriDir }, config: JSON.stringify(config) }));
-      return file;
-    },
   };
 }
