@@ -154,6 +154,11 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
       expect(pods.map(podReady)).toEqual([true]);
       expect((pods[0]!.spec as { priorityClassName: string }).priorityClassName).toBe("system-node-critical");
       await readyPluginPod();
+      // What the deployment guide has users check.
+      const table = (await cluster.kubectl("-n", plugin.namespace, "get", "daemonset", "-l", `app.kubernetes.io/instance=${plugin.release}`)).trim().split("\n");
+      expect(table[0]!.split(/\s+/u).slice(1, 6)).toEqual(["DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE"]);
+      expect(table.slice(1).map((l) => l.split(/\s+/u).slice(1, 6))).toEqual([["1", "1", "1", "1", "1"]]);
+      expect(await cluster.kubectl("-n", plugin.namespace, "logs", "-l", `app.kubernetes.io/instance=${plugin.release}`)).toMatch(/: registered/u);
     });
 
     it("adjusts a pod created afterwards: environment, annotation, pids limit", async () => {
