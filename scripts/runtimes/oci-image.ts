@@ -1,17 +1,23 @@
 /**
- * `node --import tsx scripts/runtimes/oci-image.ts BINARY NAME OUT.tar`: packs one static binary
- * as a one-layer OCI image archive named NAME, whose default command is `/probe pause`, with the
- * same writer `nri-wire build` uses for plugin images. The runtimes under test import it: there
- * is no registry to pull a sandbox image from. Prints `NAME MANIFEST-DIGEST`.
+ * `node --import tsx scripts/runtimes/oci-image.ts [--entrypoint /PATH [--cmd ARG]...] BINARY NAME OUT.tar`:
+ * packs one static binary as a one-layer OCI image archive named NAME, with the same writer
+ * `nri-wire build` uses for plugin images. By default the binary is `/probe` and the command
+ * `/probe pause` (the runtimes under test import it as their sandbox image: there is no registry
+ * to pull one from); `--entrypoint` puts it at that path and runs it with the `--cmd` arguments.
+ * Prints `NAME MANIFEST-DIGEST`.
  */
 import { renameSync } from "node:fs";
+import { parseArgs } from "node:util";
 import { writeOciArchive } from "../../src/ship/oci-image.js";
 
-const [bin, name, out] = process.argv.slice(2);
+const { values, positionals } = parseArgs({ options: { entrypoint: { type: "string" }, cmd: { type: "string", multiple: true } }, allowPositionals: true, strict: true });
+const [bin, name, out] = positionals;
 if (bin === undefined || name === undefined || out === undefined) {
-  process.stderr.write("usage: oci-image.ts BINARY NAME OUT.tar\n");
+  process.stderr.write("usage: oci-image.ts [--entrypoint /PATH [--cmd ARG]...] BINARY NAME OUT.tar\n");
   process.exit(2);
 }
-const written = writeOciArchive({ files: [{ path: "/probe", source: bin, mode: 0o755 }], entrypoint: ["/probe"], cmd: ["pause"], env: ["PATH=/"], name }, `${out}.tmp`);
+const path = values.entrypoint ?? "/probe";
+const cmd = values.entrypoint === undefined ? ["pause"] : (values.cmd ?? []);
+const written = writeOciArchive({ files: [{ path, source: bin, mode: 0o755 }], entrypoint: [path], cmd, env: ["PATH=/"], name }, `${out}.tmp`);
 renameSync(`${out}.tmp`, out);
 process.stdout.write(`${name} ${written.manifestDigest}\n`);

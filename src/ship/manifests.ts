@@ -79,6 +79,8 @@ spec:
         kubernetes.io/os: linux
       tolerations:
         - operator: Exists
+      # The host's network: the plugin needs none of its own, and so starts before the node's network plugin is up.
+      hostNetwork: true
       terminationGracePeriodSeconds: 5
       containers:
         - name: plugin
@@ -260,6 +262,8 @@ spec:
       affinity:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      # The host's network: the plugin needs none of its own, and so starts before the node's network plugin is up.
+      hostNetwork: true
       terminationGracePeriodSeconds: 5
       containers:
         - name: plugin

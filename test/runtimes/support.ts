@@ -27,9 +27,11 @@ export function skipReason(): string | undefined {
 /** Paths printed by scripts/runtimes/build.sh as KEY=VALUE lines. */
 export type Built = Record<string, string>;
 
-/** Builds (or finds cached) what `runtimes` need; a failed step throws the script's own message. */
-export async function build(runtimes: readonly string[]): Promise<Built> {
-  const script = join(ROOT, "scripts/runtimes/build.sh");
+/**
+ * Builds (or finds cached) what `runtimes` need with `script` (scripts/cluster/build.sh builds
+ * the cluster suite's parts); a failed step throws the script's own message.
+ */
+export async function build(runtimes: readonly string[], script = join(ROOT, "scripts/runtimes/build.sh")): Promise<Built> {
   const out = await new Promise<string>((res, rej) => {
     // stderr (progress, and on failure the step and its log file) goes straight to the terminal.
     const child = spawn("bash", [script, ...runtimes], { stdio: ["ignore", "pipe", "inherit"] });
