@@ -47,8 +47,8 @@ if (!serveOnly) {
     await runtime.startContainer({ pod, container });
     await runtime.postStartContainer({ pod, container });
   };
-  await runPhases(parsePhases(flag("phases", "steady:5")), cycle, process.argv.includes("--alloc") ? new AllocationMeter() : undefined);
-  // Stays up so that the peak RSS can be read; the bench kills the process. SIGINT exits
-  // normally, so that a --cpu-prof profile is written.
+  // The bench kills the process after the last mark. SIGINT exits normally, so that a
+  // --cpu-prof profile is written.
   process.on("SIGINT", () => process.exit(0));
+  await runPhases(parsePhases(flag("phases", "steady:5")), cycle, process.argv.includes("--alloc") ? new AllocationMeter() : undefined);
 }

@@ -36,6 +36,10 @@ export interface Setup {
   pin?: Pinning;
   /** Measure the TypeScript processes' allocation per phase. */
   alloc?: boolean;
+  /** Extra node flags of the TypeScript processes (profiling: --cpu-prof, --trace-gc, ...). */
+  nodeFlags?: string[];
+  /** End the processes with SIGINT (a TypeScript process then exits normally, writing its profile), SIGKILL after 10 s. */
+  graceful?: boolean;
 }
 
 /** A phase's figures with the CPU time all processes spent on it. */
@@ -121,7 +125,8 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
   const socket = join(socketDir(), "nri.sock");
   const pin = s.pin ?? "free";
   const tsFlags = (impl: Impl): string[] => (impl !== "TS" ? [] : [...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]), ...(s.alloc === true ? ["--alloc"] : [])]);
-  const [rcmd, rargs] = programs.runtime[s.runtime];
+  const withFlags = ([cmd, args]: Command, impl: Impl): Command => [cmd, impl === "TS" ? [...(s.nodeFlags ?? []), ...args] : args];
+  const [rcmd, rargs] = withFlags(programs.runtime[s.runtime], s.runtime);
   const runtime = new Proc(
     `${s.runtime} runtime`,
     pinned([rcmd, [...rargs, "--socket", socket, "--plugins", String(s.plugins), "--request", s.request, "--phases", s.phases, ...tsFlags(s.runtime)]], pin === "free" ? undefined : "0"),
@@ -130,7 +135,7 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
   const procs: Proc[] = [runtime];
   try {
     await runtime.next((l) => l === "ready", 60_000);
-    const [pcmd, pargs] = programs.plugin[s.plugin];
+    const [pcmd, pargs] = withFlags(programs.plugin[s.plugin], s.plugin);
     const plugins = Array.from(
       { length: s.plugins },
       (_, i) =>
@@ -176,6 +181,12 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
     }
     return { phases, memory: { runtime: memoryKiB(runtime.pid), plugins: plugins.map((p) => memoryKiB(p.pid)) } };
   } finally {
+    if (s.graceful === true) {
+      for (const p of procs) p.child.kill("SIGINT");
+      const t = setTimeout(() => procs.forEach((p) => p.child.kill("SIGKILL")), 10_000);
+      await Promise.all(procs.map((p) => p.exited));
+      clearTimeout(t);
+    }
     for (const p of procs) p.child.kill("SIGKILL");
     await Promise.all(procs.map((p) => p.exited));
   }
