@@ -103,6 +103,7 @@ const out: string[] = [];
 const say = (l = ""): void => void out.push(l);
 const ms = (us: number): string => fmt(us / 1000, 2);
 const base = results["no plugin"]!;
+const signed = (us: number): string => `${us >= 0 ? "+" : "−"}${ms(Math.abs(us))}`;
 const total = (x: { create: number[]; start: number[] }): number[] => x.create.map((v, i) => v + x.start[i]!);
 say(`# containerd v2.4.2 with NRI plugins, Node ${process.version}`);
 say();
@@ -120,7 +121,7 @@ for (const cfg of CONFIGS) {
   const t = total(r);
   say(
     `| ${cfg.label} | ${r.create.length} | ${ms(quantile(r.create, 0.5))} / ${ms(quantile(r.create, 0.99))} | ${ms(quantile(r.start, 0.5))} / ${ms(quantile(r.start, 0.99))} | ` +
-      `${ms(quantile(t, 0.5))} / ${ms(quantile(t, 0.99))} | ${cfg.plugins === 0 ? "–" : `+${ms(quantile(t, 0.5) - quantile(total(base), 0.5))}`} |`,
+      `${ms(quantile(t, 0.5))} / ${ms(quantile(t, 0.99))} | ${cfg.plugins === 0 ? "–" : signed(quantile(t, 0.5) - quantile(total(base), 0.5))} |`,
   );
 }
 for (const l of out) console.log(l);
