@@ -9,7 +9,8 @@
  * --quick runs every section with tiny counts (a smoke run: its figures mean nothing and it
  * writes no file unless --out is given); --only nri skips the transport, codec and translation
  * sections; --polling adds the busy-polling study (sparse cycles with polling on and off, the
- * processes free, on one CPU, on separate CPUs). BENCH_SECONDS sets each rps run (default 5).
+ * processes free, on one CPU, on separate CPUs). BENCH_SECONDS sets each rps run (default 5),
+ * BENCH_ROUNDS the interleaved rounds of the NRI regimes (default 3; the polling study runs 2).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -167,7 +168,7 @@ async function nriSections(): Promise<unknown> {
     { name: `recorded (${fmt(recorded.bytes)} B)`, ...recorded },
     { name: `synthetic (${fmt(synthetic.bytes)} B)`, ...synthetic },
   ];
-  const counts = quick ? QUICK : FULL;
+  const counts = { ...(quick ? QUICK : FULL), ...(process.env.BENCH_ROUNDS === undefined ? {} : { rounds: Number(process.env.BENCH_ROUNDS) }) };
   say("## NRI end to end");
   say();
   say(
@@ -207,7 +208,7 @@ async function nriSections(): Promise<unknown> {
   say();
   let polling: unknown;
   if (argv.includes("--polling")) {
-    const p = await runPolling(programs, payloads[0]!, quick ? QUICK : { ...FULL, rounds: 2 }, log);
+    const p = await runPolling(programs, payloads[0]!, quick ? QUICK : { ...FULL, rounds: Math.min(2, counts.rounds) }, log);
     for (const l of pollingTables(p)) say(l);
     say();
     polling = p;
