@@ -1,29 +1,67 @@
 /**
  * `npm run bench`: every figure measured in one run on this machine, with ratios against the Go
- * reference where one exists. BENCH_SECONDS sets the length of each rps and end-to-end run
- * (default 5), BENCH_ROUNDS the interleaved rounds of the end-to-end runs (default 3).
- * With --write-readme the tables replace the block between the bench markers in README.md.
+ * reference where one exists, written as markdown to docs/bench/node-<major>.md (or --out FILE)
+ * with the machine, the Node and Go versions and the date.
+ *
+ *   npm run bench -- [--node PATH] [--quick] [--only nri] [--polling] [--out FILE] [--json FILE]
+ *
+ * --node runs everything (this driver, every TypeScript process) on that node binary;
+ * --quick runs every section with tiny counts (a smoke run: its figures mean nothing and it
+ * writes no file unless --out is given); --only nri skips the transport, codec and translation
+ * sections; --polling adds the busy-polling study (sparse cycles with polling on and off, the
+ * processes free, on one CPU, on separate CPUs). BENCH_SECONDS sets each rps run (default 5),
+ * BENCH_ROUNDS the interleaved rounds of the NRI regimes (default 3; the polling study runs 2).
  */
-import { readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpus, loadavg, totalmem } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "../test/interop/support.js";
 import { codecBench, codecTable } from "./codec.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
-import { WARMUP_CYCLES } from "./nri/cycles.js";
-import { type PairFigures, buildPrograms, coldStarts, importCosts, median, medianIndex, runPair, writeRequest } from "./nri/e2e.js";
+import { buildPrograms, coldStarts, importCosts, writeRequest } from "./nri/e2e.js";
+import { recordedRequest } from "./nri/payload.js";
+import { fmt, median, nriTables, pollingTables } from "./nri/report.js";
+import { FULL, type Payload, QUICK, runNri, runPolling } from "./nri/suite.js";
 import { translateBench } from "./translate.js";
 
-const seconds = Number(process.env.BENCH_SECONDS ?? "5");
-/** Interleaved rounds of the NRI end-to-end runs (BENCH_ROUNDS, default 3). */
-const rounds = Number(process.env.BENCH_ROUNDS ?? "3");
-const shapes: [number, number][] = [
-  [1, 100],
-  [16, 100],
-  [64, 100],
-  [16, 4096],
-  [4, 1 << 20],
-];
+const ROOT = resolve(import.meta.dirname, "..");
+const argv = process.argv.slice(2);
+function option(name: string): string | undefined {
+  const i = argv.indexOf(`--${name}`);
+  if (i < 0) return undefined;
+  const v = argv[i + 1];
+  if (v === undefined || v.startsWith("--")) throw new Error(`bench: --${name} needs a value`);
+  return v;
+}
+const known = new Set(["--node", "--quick", "--only", "--polling", "--out", "--json"]);
+for (const [i, a] of argv.entries()) {
+  if (a.startsWith("--") && !known.has(a)) throw new Error(`bench: unknown option "${a}"`);
+  if (!a.startsWith("--") && !["--node", "--only", "--out", "--json"].includes(argv[i - 1] ?? "")) throw new Error(`bench: unexpected argument "${a}"`);
+}
+
+// Run on the node binary asked for: the driver re-executes itself there.
+const node = option("node");
+if (node !== undefined && resolve(node) !== process.execPath) {
+  const rest = argv.filter((a, i) => a !== "--node" && argv[i - 1] !== "--node");
+  const r = spawnSync(resolve(node), ["--import", "tsx", import.meta.filename, ...rest], { stdio: "inherit", cwd: ROOT });
+  process.exit(r.status ?? 1);
+}
+
+const quick = argv.includes("--quick");
+const only = option("only");
+if (only !== undefined && only !== "nri") throw new Error(`bench: --only "${only}": only "nri" is known`);
+const seconds = quick ? 0.2 : Number(process.env.BENCH_SECONDS ?? "5");
+const shapes: [number, number][] = quick
+  ? [[1, 100]]
+  : [
+      [1, 100],
+      [16, 100],
+      [64, 100],
+      [16, 4096],
+      [4, 1 << 20],
+    ];
 
 interface Result {
   rps: number;
@@ -43,10 +81,28 @@ async function rpsRun(client: [string, string[]], server: [string, string[]], co
   return JSON.parse(line) as Result;
 }
 
-const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const out: string[] = [];
+const say = (line = ""): void => {
+  console.log(line);
+  out.push(line);
+};
+const log = (line: string): void => console.error(`bench: ${line}`);
 
-async function main(): Promise<void> {
-  if (!goAvailable()) throw new Error("bench: the Go reference is needed for the ratios");
+function machine(): string {
+  const model = cpus()[0]?.model ?? "unknown CPU";
+  const virt = (() => {
+    try {
+      return execFileSync("systemd-detect-virt", { encoding: "utf8" }).trim();
+    } catch {
+      return "none detected";
+    }
+  })();
+  const kernel = readFileSync("/proc/sys/kernel/osrelease", "utf8").trim();
+  const go = execFileSync("go", ["version"], { encoding: "utf8" }).trim().replace(/^go version /, "");
+  return `${cpus().length} × ${model}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Linux ${kernel} (virtualization: ${virt}); Node ${process.version}; ${go}`;
+}
+
+async function transportSections(): Promise<void> {
   const go: [string, string[]] = [goBuild("go-peer", "go-peer"), []];
   const ts = tsCommand("test/interop/ts-peer.ts");
   const pairs: [string, [string, string[]], [string, string[]]][] = [
@@ -55,14 +111,10 @@ async function main(): Promise<void> {
     ["Go → TS", go, ts],
     ["Go → Go", go, go],
   ];
-  const out: string[] = [];
-  const say = (line: string): void => {
-    console.log(line);
-    out.push(line);
-  };
-
+  say("## Transport, codec and translation");
+  say();
   say(`Unary echo over a unix socket, one connection, ${seconds} s per cell; client → server; ratio = rps / Go → Go rps.`);
-  say("");
+  say();
   say("| conc | size | " + pairs.map(([n]) => `${n} rps (p50/p99 µs)`).join(" | ") + " | TS → TS ratio |");
   say("|---|---|" + pairs.map(() => "---|").join("") + "---|");
   for (const [conc, size] of shapes) {
@@ -72,113 +124,71 @@ async function main(): Promise<void> {
     const cells = results.map((r) => `${fmt(r.rps)} (${fmt(r.p50_us)}/${fmt(r.p99_us)}) ×${fmt(r.rps / base, 2)}`);
     say(`| ${conc} | ${size} | ${cells.join(" | ")} | **${fmt(results[0]!.rps / base, 2)}** |`);
   }
-  say("");
+  say();
   say("Frame decoder (sans-IO, one core), payloads fed in chunks of the given size:");
-  say("");
+  say();
   say("| payload | chunk | frames/s | MB/s | frames/s, every `data` view made |");
   say("|---|---|---|---|---|");
   for (const [payload, chunk] of [[64, 64 << 10], [64, 1 << 20], [64 << 10, 64 << 10], [64 << 10, 1 << 20]] as const) {
-    const r = decoderThroughput(payload, chunk, 2000);
-    const v = decoderThroughput(payload, chunk, 2000, true);
+    const ms = quick ? 50 : 2000;
+    const r = decoderThroughput(payload, chunk, ms);
+    const v = decoderThroughput(payload, chunk, ms, true);
     say(`| ${payload} B | ${chunk >> 10} KiB | ${fmt(r.framesPerSec)} | ${fmt(r.mbPerSec)} | ${fmt(v.framesPerSec)} |`);
   }
-  say("");
-  say("Peak RSS of a server process holding 10,000 calls in flight (Sleep 3000 ms, one connection):");
-  say("");
+  say();
+  const inflight = quick ? 100 : 10_000;
+  say(`Peak RSS of a server process holding ${fmt(inflight)} calls in flight (Sleep 3000 ms, one connection):`);
+  say();
   say("| server | idle RSS | peak RSS | per call |");
   say("|---|---|---|---|");
   for (const [name, server] of [["nri-wire (TS)", ts], ["Go ttrpc", go]] as const) {
-    const r = await inflightRss(server, 10_000);
-    say(`| ${name} | ${fmt(r.idleKiB / 1024, 1)} MiB | ${fmt(r.peakKiB / 1024, 1)} MiB | ${fmt(((r.peakKiB - r.idleKiB) * 1024) / 10_000)} B |`);
+    const r = await inflightRss(server, inflight);
+    say(`| ${name} | ${fmt(r.idleKiB / 1024, 1)} MiB | ${fmt(r.peakKiB / 1024, 1)} MiB | ${fmt(((r.peakKiB - r.idleKiB) * 1024) / inflight)} B |`);
   }
-
-  say("");
-  const t = translateBench(2000);
+  say();
+  const t = translateBench(quick ? 50 : 2000);
   say(`Version translation of a ${t.dedicatedBytes}-byte PostCreateContainer (realistic pod and container), ops/s:`);
-  say("");
+  say();
   say("| direction | tag rewriting | generated types (decode + build + encode) | ratio |");
   say("|---|---|---|---|");
   for (const [name, r] of [["StateChange → dedicated", t.stateChangeToDedicated], ["dedicated → StateChange", t.dedicatedToStateChange]] as const) {
     say(`| ${name} | ${fmt(r.rewrite)} | ${fmt(r.generated)} | ×${fmt(r.ratio, 0)} |`);
   }
-
-  say("");
+  say();
   for (const line of codecTable(await codecBench())) say(line);
-
-  say("");
-  await endToEnd(say);
-
-  if (process.argv.includes("--write-readme")) {
-    const readme = resolve(import.meta.dirname, "../README.md");
-    const text = readFileSync(readme, "utf8");
-    const start = "<!-- bench:start -->";
-    const end = "<!-- bench:end -->";
-    const a = text.indexOf(start);
-    const b = text.indexOf(end);
-    if (a < 0 || b < a) throw new Error("bench: README.md has no bench markers");
-    writeFileSync(readme, `${text.slice(0, a + start.length)}\n${out.join("\n")}\n${text.slice(b)}`);
-    console.log("bench: README.md updated");
-  }
+  say();
 }
 
-/** The NRI end-to-end section: lifecycle cycles and plugin cold start, TS and Go in every pairing. */
-async function endToEnd(say: (line: string) => void): Promise<void> {
+async function nriSections(): Promise<unknown> {
   const programs = buildPrograms();
-  const request = writeRequest(socketDir());
-  const kinds = ["TS", "Go"] as const;
-  const pairings = [
-    ["TS", "TS"],
-    ["Go", "Go"],
-    ["TS", "Go"],
-    ["Go", "TS"],
-  ] as const;
-  say(
-    `NRI end to end: runtime and plugins in separate processes, ${seconds} s of cycles after a warm-up of ${fmt(WARMUP_CYCLES)} (CreateContainer + StartContainer + PostStartContainer, ` +
-      `${request.bytes}-byte CreateContainerRequest, each plugin adds one annotation and one env var); Go is containerd/nri v0.12.5 pkg/adaptation and pkg/stub. ` +
-      `${rounds} interleaved rounds, every pairing once per round, each round starting one pairing later; ratios against Go runtime + Go plugins of the same round, median of the rounds (lowest–highest); ` +
-      `events/s and latencies from the median round, peak RSS the highest:`,
-  );
-  say("");
-  say("| plugins | runtime + plugins | events/s | ratio (range) | cycle p50 / p99 µs | p99 ratio | peak RSS runtime / plugin |");
-  say("|---|---|---|---|---|---|---|");
-  // The last row is TS + TS again with busy polling off on both sides, to show what it does.
-  const noPoll = (c: (typeof programs.runtime)["TS"]): typeof c => [c[0], [...c[1], "--busy-poll", "0"]];
-  const rowsOf = [
-    ...pairings.map(([rt, pl]) => ({ label: `${rt} + ${pl}`, main: rt === "TS" && pl === "TS", base: rt === "Go" && pl === "Go", rt: programs.runtime[rt], pl: programs.plugin[pl] })),
-    { label: "TS + TS, busy polling off", main: false, base: false, rt: noPoll(programs.runtime.TS), pl: noPoll(programs.plugin.TS) },
+  const dir = socketDir();
+  const recorded = recordedRequest(dir);
+  const synthetic = writeRequest(dir);
+  const payloads: Payload[] = [
+    { name: `recorded (${fmt(recorded.bytes)} B)`, ...recorded },
+    { name: `synthetic (${fmt(synthetic.bytes)} B)`, ...synthetic },
   ];
-  const baseRow = rowsOf.findIndex((r) => r.base);
-  for (const n of [1, 3]) {
-    const byRow: PairFigures[][] = rowsOf.map(() => []);
-    for (let r = 0; r < rounds; r++) {
-      // Each round starts one pairing later, so that no pairing always runs first or right after
-      // the same other one.
-      for (let k = 0; k < rowsOf.length; k++) {
-        const i = (k + r) % rowsOf.length;
-        const row = rowsOf[i]!;
-        byRow[i]!.push(await runPair(row.rt, row.pl, n, request.path, seconds));
-      }
-    }
-    const go = byRow[baseRow]!;
-    for (const [i, row] of rowsOf.entries()) {
-      const runs = byRow[i]!;
-      const ratios = runs.map((f, r) => f.events_per_sec / go[r]!.events_per_sec);
-      const p99Ratios = runs.map((f, r) => f.p99_us / go[r]!.p99_us);
-      const mid = runs[medianIndex(runs.map((f) => f.events_per_sec))]!;
-      const ratio = `×${fmt(median(ratios), 2)}`;
-      const range = rounds > 1 && !row.base ? ` (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)})` : "";
-      const runtimeRss = Math.max(...runs.map((f) => f.runtimeRssKiB)) / 1024;
-      const pluginRss = Math.max(...runs.flatMap((f) => f.pluginRssKiB)) / 1024;
-      say(
-        `| ${n} | ${row.label} | ${fmt(mid.events_per_sec)} | ${row.main ? `**${ratio}**` : ratio}${range} | ` +
-          `${fmt(mid.p50_us)} / ${fmt(mid.p99_us)} | ×${fmt(median(p99Ratios), 2)} | ${fmt(runtimeRss, 1)} / ${fmt(pluginRss, 1)} MiB |`,
-      );
-    }
-  }
-  say("");
-  const runs = 9;
-  say(`Plugin cold start: process launch until the runtime has it synchronized, median of ${runs} launches (min–max):`);
-  say("");
+  const counts = { ...(quick ? QUICK : FULL), ...(process.env.BENCH_ROUNDS === undefined ? {} : { rounds: Number(process.env.BENCH_ROUNDS) }) };
+  say("## NRI end to end");
+  say();
+  say(
+    `A runtime and 1 or 3 plugins, each its own process, running cycles of CreateContainer + StartContainer + PostStartContainer (three events; each plugin adds one annotation and one ` +
+      `environment variable on CreateContainer). TS: \`nri-wire/runtime\` and \`nri-wire/plugin\` compiled by tsc, on Node ${process.version}; Go: containerd/nri v0.12.5 ` +
+      `\`pkg/adaptation\` and \`pkg/stub\` (test/interop/nri-bench). Requests: the CreateContainerRequest of a containerd v2.4.2 session recorded with \`nri-wire record\` ` +
+      `(bench/fixtures/containerd-session.*), and a synthetic one with a realistic pod and container. Rows run interleaved, each round starting one row later.`,
+  );
+  say();
+  const t0 = performance.now();
+  const nri = await runNri(programs, payloads, counts, log);
+  for (const l of nriTables(nri)) say(l);
+  log(`NRI regimes took ${fmt((performance.now() - t0) / 1000)} s`);
+  say();
+  const runs = quick ? 2 : 9;
+  say(`### Cold start`);
+  say();
+  say(`Plugin process launch until the runtime has it synchronized, median of ${runs} launches (min–max):`);
+  say();
+  const kinds = ["TS", "Go"] as const;
   say("| plugin \\ runtime | " + kinds.map((k) => `${k} runtime`).join(" | ") + " |");
   say("|---|" + kinds.map(() => "---|").join(""));
   for (const pl of kinds) {
@@ -189,12 +199,47 @@ async function endToEnd(say: (line: string) => void): Promise<void> {
     }
     say(`| ${pl} plugin | ${cells.join(" | ")} |`);
   }
-  say("");
-  const imports = importCosts(programs.pluginEntry, 15);
+  say();
+  const imports = importCosts(programs.pluginEntry, quick ? 2 : 15);
   say(
     `Importing nri-wire/plugin (compiled): a process doing only that takes ${fmt(median(imports.importing), 1)} ms, ` +
-      `\`node -e 0\` ${fmt(median(imports.bare), 1)} ms (medians of 15, interleaved).`,
+      `\`node -e 0\` ${fmt(median(imports.bare), 1)} ms (medians of ${imports.bare.length}, interleaved).`,
   );
+  say();
+  let polling: unknown;
+  if (argv.includes("--polling")) {
+    const p = await runPolling(programs, payloads[0]!, quick ? QUICK : { ...FULL, rounds: Math.min(2, counts.rounds) }, log);
+    for (const l of pollingTables(p)) say(l);
+    say();
+    polling = p;
+  }
+  return { nri, polling };
+}
+
+async function main(): Promise<void> {
+  if (!goAvailable()) throw new Error("bench: the Go reference is needed for the ratios");
+  const t0 = performance.now();
+  const date = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  const load0 = loadavg()[0]!;
+  if (only !== "nri") await transportSections();
+  const raw = await nriSections();
+  const total = (performance.now() - t0) / 1000;
+  const header = [
+    `# Benchmarks on Node ${process.version}`,
+    "",
+    `Generated by \`npm run bench${quick ? " -- --quick" : ""}\` on ${date}: ${machine()}. Run time ${fmt(total / 60, 1)} min; ` +
+      `1-minute load average ${fmt(load0, 2)} at the start, ${fmt(loadavg()[0]!, 2)} at the end.`,
+    "",
+  ];
+  const file = option("out") ?? (quick ? undefined : join(ROOT, `docs/bench/node-${process.versions.node.split(".")[0]}.md`));
+  if (file !== undefined) {
+    mkdirSync(dirname(resolve(file)), { recursive: true });
+    writeFileSync(resolve(file), `${[...header, ...out].join("\n")}\n`);
+    log(`wrote ${file}`);
+  }
+  const json = option("json");
+  if (json !== undefined) writeFileSync(json, JSON.stringify({ date, node: process.version, total, ...(raw as object) }));
+  log(`total ${fmt(total)} s`);
 }
 
 await main();

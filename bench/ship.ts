@@ -12,7 +12,8 @@ import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } fro
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { goBuild, socketDir } from "../test/interop/support.js";
-import { coldStarts, median, runPair, writeRequest } from "./nri/e2e.js";
+import { coldStarts, median, writeRequest } from "./nri/e2e.js";
+import { type Programs, runSession } from "./nri/session.js";
 import { buildPlugin } from "../src/ship/build.js";
 import { LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
 
@@ -73,9 +74,11 @@ async function main(): Promise<void> {
     for (const row of rows) {
       const t = await coldStarts(runtime, row.cmd, launches);
       const figures = [];
-      for (let r = 0; r < rounds; r++) figures.push(await runPair(runtime, row.cmd, 1, request, seconds));
-      const rate = median(figures.map((f) => f.events_per_sec));
-      const rss = Math.max(...figures.flatMap((f) => f.pluginRssKiB)) / 1024;
+      // The plugin under test is run as given (as the Go one is: no TypeScript flags).
+      const programs: Programs = { runtime: { Go: runtime, TS: runtime }, plugin: { Go: row.cmd, TS: row.cmd }, pluginEntry: "" };
+      for (let r = 0; r < rounds; r++) figures.push(await runSession(programs, { runtime: "Go", plugin: "Go", plugins: 1, request, phases: `steady:${seconds}` }));
+      const rate = median(figures.map((f) => f.phases[0]!.events_per_sec));
+      const rss = Math.max(...figures.flatMap((f) => f.memory.plugins.map((p) => p.hwm))) / 1024;
       say(
         `| ${row.label} | ${row.needsNode ? "needed" : "no"} | ${(row.bytes / MiB).toFixed(1)} MiB${row.needsNode ? " (with node)" : ""} | ` +
           `${median(t).toFixed(1)} ms (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${rate.toFixed(0)} | ${rss.toFixed(1)} MiB |`,

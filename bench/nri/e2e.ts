@@ -1,9 +1,7 @@
 /**
- * End to end: an NRI runtime and 1 or 3 plugins, each in its own process, running lifecycle
- * cycles (CreateContainer + StartContainer + PostStartContainer, each plugin adding one
- * annotation and one environment variable) on the same realistic CreateContainerRequest, for
- * every pairing of the TypeScript and the Go (containerd/nri v0.12.5) runtime and plugin. Also
- * the cold start of a plugin process: launch until the runtime reports it synchronized.
+ * End to end: the bench programs (the TypeScript runtime and plugin and their Go twins on
+ * containerd/nri v0.12.5), the synthetic request, and the cold start of a plugin process: launch
+ * until the runtime reports it synchronized. The cycles themselves run in session.ts.
  *
  * TypeScript processes run the compiled JavaScript (tsc output, the package as users import it),
  * not tsx, so start-up and memory are what a deployed plugin pays.
@@ -14,21 +12,11 @@ import { join, resolve } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { BIN_DIR, type Peer, goBuild, socketDir, startPeer } from "../../test/interop/support.js";
-import { rssKiB } from "../inflight.js";
 import { realisticContainer, realisticPod } from "../translate.js";
-import type { CycleFigures } from "./cycles.js";
+import type { Command, Programs } from "./session.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-type Command = [string, string[]];
-
-/** The two implementations of each role. */
-export interface Programs {
-  runtime: Record<"TS" | "Go", Command>;
-  plugin: Record<"TS" | "Go", Command>;
-  /** The compiled `nri-wire/plugin` entry. */
-  pluginEntry: string;
-}
 
 /** Builds the Go bench peer and compiles the TypeScript bench programs with tsc. */
 export function buildPrograms(): Programs {
@@ -44,18 +32,12 @@ export function buildPrograms(): Programs {
   };
 }
 
-/** The fixture request's bytes, written where both runtimes read them. */
+/** The synthetic request (a realistic pod and container), written where both runtimes read it. */
 export function writeRequest(dir: string): { path: string; bytes: number } {
   const raw = toBinary(CreateContainerRequestSchema, create(CreateContainerRequestSchema, { pod: realisticPod(), container: realisticContainer() }));
-  const path = join(dir, "create-container.bin");
+  const path = join(dir, "create-container-synthetic.bin");
   writeFileSync(path, raw);
   return { path, bytes: raw.length };
-}
-
-/** One measured run's figures and each process's peak RSS. */
-export interface PairFigures extends CycleFigures {
-  runtimeRssKiB: number;
-  pluginRssKiB: number[];
 }
 
 function startPlugin(cmd: Command, socket: string, i: number): Peer {
@@ -65,24 +47,6 @@ function startPlugin(cmd: Command, socket: string, i: number): Peer {
 async function stop(peers: Peer[]): Promise<void> {
   for (const p of peers) p.child.kill("SIGKILL");
   await Promise.all(peers.map((p) => p.exited));
-}
-
-/** Cycles with `n` plugins for `seconds`: runtime `rt`, plugins `pl`. */
-export async function runPair(rt: Command, pl: Command, n: number, request: string, seconds: number): Promise<PairFigures> {
-  const socket = join(socketDir(), "nri.sock");
-  const runtime = startPeer(rt, ["--socket", socket, "--plugins", String(n), "--request", request, "--seconds", String(seconds)]);
-  const peers: Peer[] = [runtime];
-  try {
-    await runtime.waitFor((l) => l === "ready");
-    const plugins = Array.from({ length: n }, (_, i) => startPlugin(pl, socket, i));
-    peers.push(...plugins);
-    const line = await runtime.waitFor((l) => l.startsWith("{"), 60_000 + seconds * 2000);
-    const figures = JSON.parse(line) as CycleFigures & { annotations: number };
-    if (figures.annotations !== n) throw new Error(`bench: ${n} plugins but ${figures.annotations} annotations in the merged reply`);
-    return { ...figures, runtimeRssKiB: rssKiB(runtime.child.pid!, "VmHWM"), pluginRssKiB: plugins.map((p) => rssKiB(p.child.pid!, "VmHWM")) };
-  } finally {
-    await stop(peers);
-  }
 }
 
 /** Launch → synchronized of `runs` plugin processes, one at a time; returns each in ms. */

@@ -1,9 +1,12 @@
 /**
  * The TypeScript plugin of the end-to-end bench: adds one annotation and one environment
  * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
- * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]`.
+ * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]
+ * [--alloc]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
+ * JSON line. SIGINT exits normally, so that a --cpu-prof profile is written.
  */
 import { NriPlugin } from "../../src/plugin/index.js";
+import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
 
 const name = flag("name", "bench");
@@ -21,5 +24,14 @@ const plugin = new NriPlugin(
     ...busyPollOption(),
   },
 );
+if (process.argv.includes("--alloc")) {
+  const meter = new AllocationMeter();
+  meter.start();
+  process.on("SIGUSR2", () => {
+    console.log(JSON.stringify(meter.read()));
+    meter.start();
+  });
+}
+process.on("SIGINT", () => process.exit(0));
 await plugin.start();
 await plugin.closed;

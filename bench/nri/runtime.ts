@@ -1,16 +1,18 @@
 /**
  * The TypeScript runtime of the end-to-end bench, the twin of `nri-bench runtime` (Go): waits for
- * N plugins, then runs CreateContainer + StartContainer + PostStartContainer cycles with the
- * fixture request for the given seconds and prints one JSON line of figures.
- * `node runtime.js --socket PATH --plugins N --request FILE --seconds S [--busy-poll MICROS]`, or
- * `--serve` to only report each synchronized plugin (cold-start measurements).
+ * N plugins, checks with one CreateContainer that every plugin answers, then runs the phases
+ * (phases.ts) of CreateContainer + StartContainer + PostStartContainer cycles on the fixture
+ * request. `node runtime.js --socket PATH --plugins N --request FILE --phases LIST
+ * [--busy-poll MICROS] [--alloc]`, or `--serve` to only report each synchronized plugin
+ * (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
-import { fromBinary, toBinary } from "../../src/wire/codec.js";
-import { type CreateContainerResponse, CreateContainerRequestSchema, CreateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
+import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/runtime/index.js";
+import { fromBinary } from "../../src/wire/codec.js";
+import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
-import { type CycleFigures, measureCycles } from "./cycles.js";
+import { parsePhases, runPhases } from "./phases.js";
 
 const serveOnly = process.argv.includes("--serve");
 let syncCalls = 0;
@@ -36,21 +38,17 @@ if (!serveOnly) {
   const base = fromBinary(CreateContainerRequestSchema, raw);
   const pod = base.pod;
   const container = base.container;
-  let annotations = 0;
-  let last: CreateContainerResponse | undefined;
+  // The runtime copies the request before adjusting it (Go's adapts the one it is given, so its
+  // twin passes a proto.Clone): `base` itself is never changed.
+  const first = await runtime.createContainer(base);
+  console.log(JSON.stringify({ annotations: Object.keys(first.adjust?.annotations ?? {}).length, request_bytes: raw.length }));
   const cycle = async (): Promise<void> => {
-    // The runtime copies the request before adjusting it (Go's adapts the one it is given, so
-    // its twin passes a proto.Clone): \`base\` itself is never changed.
-    const created = await runtime.createContainer(base);
-    annotations = Object.keys(created.adjust?.annotations ?? {}).length;
-    last = created;
+    await runtime.createContainer(base);
     await runtime.startContainer({ pod, container });
     await runtime.postStartContainer({ pod, container });
   };
-  const figures: CycleFigures = await measureCycles(cycle, Number(flag("seconds", "5")));
-  const responseBytes = last === undefined ? 0 : toBinary(CreateContainerResponseSchema, last).length;
-  console.log(JSON.stringify({ ...figures, annotations, request_bytes: raw.length, response_bytes: responseBytes }));
-  // Stays up so that the peak RSS can be read; the bench kills the process. SIGINT exits
-  // normally, so that a --cpu-prof profile is written.
+  // The bench kills the process after the last mark. SIGINT exits normally, so that a
+  // --cpu-prof profile is written.
   process.on("SIGINT", () => process.exit(0));
+  await runPhases(parsePhases(flag("phases", "steady:5")), cycle, process.argv.includes("--alloc") ? new AllocationMeter() : undefined);
 }

@@ -8,11 +8,12 @@ export { type ListenUnixOptions, listenUnix } from "../internal/listen.js";
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
 
 /**
- * The NRI endpoints' busy-polling window (see internal/busy-poll.ts), in microseconds. A plugin
- * answers an event well within it when neither event loop sleeps; a peer whose messages come
- * further apart never makes the endpoint poll.
+ * The NRI endpoints' busy-polling window (see internal/busy-poll.ts), in microseconds: off. With
+ * events spaced as a node spaces them (tens of milliseconds and more) polling made cycles slower
+ * and cost CPU time, on shared and on pinned CPUs alike (docs/bench); 250 pays only for events
+ * back to back on otherwise idle cores.
  */
-export const DEFAULT_BUSY_POLL_MICROS = 250;
+export const DEFAULT_BUSY_POLL_MICROS = 0;
 
 /**
  * Connects to a unix socket; rejects with an error naming the path, after `what` (default

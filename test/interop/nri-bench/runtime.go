@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 	"time"
 
@@ -17,9 +15,6 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// warmupCycles matches WARMUP_CYCLES of bench/nri/cycles.ts.
-const warmupCycles = 1500
-
 type quiet struct{}
 
 func (quiet) Debugf(context.Context, string, ...interface{}) {}
@@ -27,17 +22,6 @@ func (quiet) Infof(context.Context, string, ...interface{})  {}
 func (quiet) Warnf(context.Context, string, ...interface{})  {}
 func (quiet) Errorf(_ context.Context, f string, a ...interface{}) {
 	fmt.Fprintf(os.Stderr, "nri-bench runtime: "+f+"\n", a...)
-}
-
-type cycleFigures struct {
-	Cycles        int     `json:"cycles"`
-	EventsPerSec  float64 `json:"events_per_sec"`
-	CyclesPerSec  float64 `json:"cycles_per_sec"`
-	P50Us         float64 `json:"p50_us"`
-	P99Us         float64 `json:"p99_us"`
-	Annotations   int     `json:"annotations"`
-	RequestBytes  int     `json:"request_bytes"`
-	ResponseBytes int     `json:"response_bytes"`
 }
 
 func readRequest(path string) *api.CreateContainerRequest {
@@ -53,7 +37,7 @@ func runRuntime(args []string) {
 	socket := fs.String("socket", "", "socket path")
 	nplugins := fs.Int("plugins", 1, "plugins to wait for")
 	request := fs.String("request", "", "CreateContainerRequest bytes")
-	seconds := fs.Float64("seconds", 5, "measured seconds")
+	phases := fs.String("phases", "steady:5", "phases to run (bench/nri/phases.ts)")
 	serve := fs.Bool("serve", false, "only report each synchronized plugin")
 	fs.Parse(args)
 	serveOnly := *serve
@@ -127,30 +111,8 @@ func runRuntime(args []string) {
 			fail("runtime: PostStartContainer: %v", err)
 		}
 	}
-	// Warm-up: at least warmupCycles cycles and one second, at most 30 s (bench/nri/cycles.ts
-	// uses the same rule; it is for the JIT of the TypeScript twin).
-	for n, t0 := 0, time.Now(); (n < warmupCycles || time.Since(t0) < time.Second) && time.Since(t0) < 30*time.Second; n++ {
-		cycle()
-	}
-	var lat []float64
-	start := time.Now()
-	end := start.Add(time.Duration(*seconds * float64(time.Second)))
-	for time.Now().Before(end) {
-		t0 := time.Now()
-		cycle()
-		lat = append(lat, float64(time.Since(t0).Nanoseconds())/1e3)
-	}
-	elapsed := time.Since(start).Seconds()
-	sort.Float64s(lat)
-	pct := func(p float64) float64 { return lat[int(p*float64(len(lat)-1))] }
-	rspBytes, _ := proto.Marshal(rsp)
-	reqBytes, _ := proto.Marshal(base)
-	out, _ := json.Marshal(cycleFigures{
-		Cycles: len(lat), CyclesPerSec: float64(len(lat)) / elapsed, EventsPerSec: 3 * float64(len(lat)) / elapsed,
-		P50Us: pct(0.5), P99Us: pct(0.99), Annotations: len(rsp.GetAdjust().GetAnnotations()),
-		RequestBytes: len(reqBytes), ResponseBytes: len(rspBytes),
-	})
-	fmt.Println(string(out))
+	fmt.Printf("{\"annotations\":%d,\"request_bytes\":%d}\n", len(rsp.GetAdjust().GetAnnotations()), len(mustRead(*request)))
+	runPhases(parsePhases(*phases), cycle)
 	// Stay up so that the peak RSS can be read; the bench kills the process.
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)

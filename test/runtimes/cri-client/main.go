@@ -2,7 +2,8 @@
 //
 //	cri-client --endpoint unix:///run/x.sock update-pod-sandbox-resources POD_ID CPU_SHARES
 //
-// It prints nothing on success and the gRPC status on failure (exit 1).
+// It prints nothing on success and the gRPC status on failure (exit 1). With `bench` it times
+// container creation and start instead (bench.go).
 package main
 
 import (
@@ -22,6 +23,10 @@ func main() {
 	endpoint := flag.String("endpoint", "", "CRI endpoint, unix:///path")
 	flag.Parse()
 	args := flag.Args()
+	if *endpoint != "" && len(args) > 0 && args[0] == "bench" {
+		runBench(*endpoint, args[1:])
+		return
+	}
 	if *endpoint == "" || len(args) != 3 || args[0] != "update-pod-sandbox-resources" {
 		fmt.Fprintln(os.Stderr, "usage: cri-client --endpoint unix:///path update-pod-sandbox-resources POD_ID CPU_SHARES")
 		os.Exit(2)

@@ -1,0 +1,211 @@
+/** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
+import type { PhaseResult, SessionResult } from "./session.js";
+import { BASE, type ByRow, type NriResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
+
+export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length === 0 ? Number.NaN : s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** The q-quantile of samples (nearest rank below, as the runtimes compute it). */
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(q * (s.length - 1))] ?? Number.NaN;
+}
+
+const MIB = 1024;
+
+/** The phase named `name` of a session. */
+function phase(s: SessionResult, name: string): PhaseResult {
+  const p = s.phases.find((x) => x.phase === name);
+  if (p === undefined) throw new Error(`bench: no ${name} phase in a session`);
+  return p;
+}
+
+/** Median ratio against the base row of the same round, with the lowest and highest. */
+function ratioOf(rows: ByRow, label: string, value: (s: SessionResult) => number): { mid: number; lo: number; hi: number; all: number[] } {
+  const mine = rows[label]!;
+  const base = rows[BASE]!;
+  const all = mine.map((s, r) => value(s) / value(base[r]!));
+  return { mid: median(all), lo: Math.min(...all), hi: Math.max(...all), all };
+}
+
+function ratioCell(r: { mid: number; lo: number; hi: number; all: number[] }, bold: boolean): string {
+  const mid = `×${fmt(r.mid, 2)}`;
+  return `${bold ? `**${mid}**` : mid}${r.all.length > 1 ? ` (${fmt(r.lo, 2)}–${fmt(r.hi, 2)})` : ""}`;
+}
+
+/** The session of the median round by `value`. */
+function medianSession(runs: SessionResult[], value: (s: SessionResult) => number): SessionResult {
+  const order = runs.map((_, i) => i).sort((a, b) => value(runs[a]!) - value(runs[b]!));
+  return runs[order[(runs.length - 1) >> 1]!]!;
+}
+
+const cpuSplit = (ps: PhaseResult[]): string => {
+  const ev = ps.reduce((a, p) => a + 3 * p.cycles, 0);
+  const rt = ps.reduce((a, p) => a + p.cpu_ns.runtime, 0) / 1000 / ev;
+  const pl = ps.reduce((a, p) => a + p.cpu_ns.plugins.reduce((x, y) => x + y, 0), 0) / 1000 / ev;
+  return `${fmt(rt + pl)} (${fmt(rt)} + ${fmt(pl)})`;
+};
+
+export function nriTables(r: NriResults): string[] {
+  const out: string[] = [];
+  const say = (l = ""): void => void out.push(l);
+  const c = r.counts;
+  const rounds = `${c.rounds} interleaved round${c.rounds > 1 ? "s" : ""}`;
+
+  say(`### Steady state`);
+  say();
+  say(
+    `Cycles back to back after the warm-up (${c.warm ? "until two consecutive 1,000-cycle windows agree within 5%, at most 60 s" : "none: quick mode"}), then ${c.steadySeconds} s. ` +
+      `Ratio: events/s ÷ Go + Go's of the same round, median of ${rounds} (lowest–highest); events/s, latencies and warm-up from the median round; ` +
+      `CPU: every process's CPU time per event, all rounds, runtime + plugins.`,
+  );
+  say();
+  say("| plugins | request | runtime + plugins | events/s | ratio (range) | cycle p50 / p99 µs | p99 ratio | warm-up cycles | CPU µs/event |");
+  say("|---|---|---|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    for (const p of r.payloads) {
+      const rows = b.longLived[p.name]!;
+      for (const row of ROWS) {
+        const eps = (s: SessionResult) => phase(s, "steady").events_per_sec;
+        const mid = medianSession(rows[row.label]!, eps);
+        const st = phase(mid, "steady");
+        const warm = mid.phases.find((x) => x.phase === "warm");
+        const warmCell = warm === undefined ? "–" : `${fmt(c.fresh + warm.cycles)}${warm.converged === true ? "" : " (not converged)"}`;
+        say(
+          `| ${n} | ${p.name} | ${row.label} | ${fmt(st.events_per_sec)} | ${ratioCell(ratioOf(rows, row.label, eps), row.label === "TS + TS")} | ` +
+            `${fmt(st.p50_us)} / ${fmt(st.p99_us)} | ×${fmt(median(ratioOf(rows, row.label, (s) => phase(s, "steady").p99_us).all), 2)} | ${warmCell} | ` +
+            `${cpuSplit(rows[row.label]!.map((s) => phase(s, "steady")))} |`,
+        );
+      }
+    }
+  }
+
+  say();
+  say(`### A fresh process's first cycles`);
+  say();
+  say(
+    `New runtime and plugin processes each round; the first ${fmt(c.fresh)} cycles back to back from the first event (after one CreateContainer that checks every plugin answers). ` +
+      `Ratio as above; the last column is events/s of the first and of the last ${fmt(250)} cycles, median round.`,
+  );
+  say();
+  say("| plugins | request | runtime + plugins | events/s | ratio (range) | cycle p50 / p99 µs | p99 ratio | first → last 250 events/s | CPU µs/event |");
+  say("|---|---|---|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    for (const p of r.payloads) {
+      const rows = b.longLived[p.name]!;
+      for (const row of ROWS) {
+        const eps = (s: SessionResult) => phase(s, "fresh").events_per_sec;
+        const f = phase(medianSession(rows[row.label]!, eps), "fresh");
+        const w = f.windows ?? [];
+        say(
+          `| ${n} | ${p.name} | ${row.label} | ${fmt(f.events_per_sec)} | ${ratioCell(ratioOf(rows, row.label, eps), row.label === "TS + TS")} | ` +
+            `${fmt(f.p50_us)} / ${fmt(f.p99_us)} | ×${fmt(median(ratioOf(rows, row.label, (s) => phase(s, "fresh").p99_us).all), 2)} | ` +
+            `${w.length > 0 ? `${fmt(w[0]!)} → ${fmt(w.at(-1)!)}` : "–"} | ${cpuSplit(rows[row.label]!.map((s) => phase(s, "fresh")))} |`,
+        );
+      }
+    }
+  }
+
+  const main = r.payloads[0]!.name;
+  say();
+  say(`### Sparse cycles`);
+  say();
+  say(
+    `One cycle every 20 ms or 100 ms (the next starts that long after the previous one ended), ${main} request. Warm: after the steady state of the long-lived pair; ` +
+      `fresh: new processes, from their first event. Latencies pooled over ${rounds}; n = samples; ratios ÷ Go + Go; CPU: every process's CPU time per event including the idle time between cycles, runtime + plugins.`,
+  );
+  say();
+  say("| plugins | spacing | processes | runtime + plugins | n | cycle p50 / p99 µs | p50 ratio | p99 ratio | CPU µs/event |");
+  say("|---|---|---|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    for (const ms of [20, 100] as const) {
+      for (const state of ["warm", "fresh"] as const) {
+        const rows = state === "warm" ? b.longLived[main]! : b.freshSparse[ms];
+        const phasesOf = (label: string) => rows[label]!.map((s) => phase(s, `sparse:${ms}`));
+        const pooled = (label: string) => phasesOf(label).flatMap((p) => p.lat ?? []);
+        const base = pooled(BASE);
+        for (const row of ROWS) {
+          const lat = pooled(row.label);
+          const [p50, p99] = [quantile(lat, 0.5), quantile(lat, 0.99)];
+          say(
+            `| ${n} | ${ms} ms | ${state} | ${row.label} | ${lat.length} | ${fmt(p50)} / ${fmt(p99)} | ×${fmt(p50 / quantile(base, 0.5), 2)} | ×${fmt(p99 / quantile(base, 0.99), 2)} | ${cpuSplit(phasesOf(row.label))} |`,
+          );
+        }
+      }
+    }
+  }
+
+  say();
+  say(`### Memory`);
+  say();
+  say(`Peak RSS (VmHWM) and PSS (smaps_rollup, at the end) of each process of the long-lived pairs (${main} request), the highest over the rounds and, for plugins, over the plugins.`);
+  say();
+  say("| plugins | runtime + plugins | runtime peak RSS | runtime PSS | plugin peak RSS | plugin PSS |");
+  say("|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    for (const row of ROWS) {
+      const runs = b.longLived[main]![row.label]!;
+      const m = (f: (s: SessionResult) => number[]) => `${fmt(Math.max(...runs.flatMap(f)) / MIB, 1)} MiB`;
+      say(
+        `| ${n} | ${row.label} | ${m((s) => [s.memory.runtime.hwm])} | ${m((s) => [s.memory.runtime.pss])} | ${m((s) => s.memory.plugins.map((p) => p.hwm))} | ${m((s) => s.memory.plugins.map((p) => p.pss))} |`,
+      );
+    }
+  }
+
+  say();
+  say(`### Allocation`);
+  say();
+  say(
+    `JavaScript heap bytes allocated per event by the TypeScript runtime and by each TypeScript plugin (heap growth plus what each collection freed, from V8's per-collection statistics), ` +
+      `and collections per 1,000 events; one extra session per plugin count with the meter on, ${main} request.`,
+  );
+  say();
+  say("| plugins | phase | runtime B/event | plugin B/event | runtime GCs / 1k events | plugin GCs / 1k events |");
+  say("|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    for (const p of b.alloc.phases) {
+      if (p.phase === "warm") continue;
+      const ev = 3 * p.cycles;
+      const pl = p.plugin_alloc ?? [];
+      const plBytes = median(pl.map((x) => x.alloc_bytes));
+      const plGcs = median(pl.map((x) => x.gcs));
+      say(`| ${n} | ${p.phase === "fresh" ? `first ${fmt(p.cycles)} cycles` : "steady state"} | ${fmt((p.alloc_bytes ?? Number.NaN) / ev)} | ${fmt(plBytes / ev)} | ${fmt(((p.gcs ?? Number.NaN) * 1000) / ev, 1)} | ${fmt((plGcs * 1000) / ev, 1)} |`);
+    }
+  }
+  return out;
+}
+
+export function pollingTables(r: PollingResults): string[] {
+  const out: string[] = [];
+  const say = (l = ""): void => void out.push(l);
+  say(`### Busy polling`);
+  say();
+  say(
+    `The TypeScript pair with busy polling off (the default) and on (250 µs), and the Go pair, with the processes free, all on CPU 0 (\`taskset -c 0\`), or the runtime on CPU 0 and the plugins on CPU 1. ` +
+      `${r.counts.rounds} interleaved round${r.counts.rounds > 1 ? "s" : ""}; steady events/s median round; sparse latencies pooled (n samples); CPU per event at 20 ms, runtime + plugins.`,
+  );
+  say();
+  say("| plugins | processes | runtime + plugins | steady events/s | 20 ms warm p50 / p99 µs (n) | 100 ms warm p50 / p99 µs (n) | 20 ms fresh p50 / p99 µs (n) | CPU µs/event at 20 ms |");
+  say("|---|---|---|---|---|---|---|---|");
+  for (const [n, byPin] of Object.entries(r.byPlugins)) {
+    for (const pin of PINNINGS) {
+      const { warm, fresh } = byPin[pin];
+      for (const label of Object.keys(warm)) {
+        const lat = (rows: ByRow, name: string) => {
+          const l = rows[label]!.flatMap((s) => phase(s, name).lat ?? []);
+          return `${fmt(quantile(l, 0.5))} / ${fmt(quantile(l, 0.99))} (${l.length})`;
+        };
+        const eps = medianSession(warm[label]!, (s) => phase(s, "steady").events_per_sec);
+        say(
+          `| ${n} | ${pin} | ${label} | ${fmt(phase(eps, "steady").events_per_sec)} | ${lat(warm, "sparse:20")} | ${lat(warm, "sparse:100")} | ${lat(fresh, "sparse:20")} | ${cpuSplit(warm[label]!.map((s) => phase(s, "sparse:20")))} |`,
+        );
+      }
+    }
+  }
+  return out;
+}

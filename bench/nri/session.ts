@@ -1,0 +1,193 @@
+/**
+ * One bench session: a runtime and N plugins, each its own process (optionally pinned to CPUs
+ * with taskset), driven through the runtime's phases (phases.ts). At each mark the driver reads
+ * every process's CPU time (and, with `alloc`, the TypeScript plugins' allocation) while no cycle
+ * runs; at the end, every process's peak RSS and PSS.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { socketDir } from "../../test/interop/support.js";
+import type { PhaseFigures } from "./phases.js";
+import { cpuNanos, memoryKiB } from "./procstat.js";
+
+export type Impl = "TS" | "Go";
+export type Command = [string, string[]];
+/** Where the processes run: anywhere, all on CPU 0, or the runtime on CPU 0 and the plugins on CPU 1. */
+export type Pinning = "free" | "same" | "split";
+
+/** The programs of each role. */
+export interface Programs {
+  runtime: Record<Impl, Command>;
+  plugin: Record<Impl, Command>;
+  /** The compiled `nri-wire/plugin` entry. */
+  pluginEntry: string;
+}
+
+export interface Setup {
+  runtime: Impl;
+  plugin: Impl;
+  plugins: number;
+  /** The CreateContainerRequest file. */
+  request: string;
+  phases: string;
+  /** busyPollMicros of the TypeScript processes; undefined: their default. */
+  busyPoll?: number;
+  pin?: Pinning;
+  /** Measure the TypeScript processes' allocation per phase. */
+  alloc?: boolean;
+  /** Extra node flags of the TypeScript processes (profiling: --cpu-prof, --trace-gc, ...). */
+  nodeFlags?: string[];
+  /** End the processes with SIGINT (a TypeScript process then exits normally, writing its profile), SIGKILL after 10 s. */
+  graceful?: boolean;
+}
+
+/** A phase's figures with the CPU time all processes spent on it. */
+export interface PhaseResult extends PhaseFigures {
+  cpu_ns: { runtime: number; plugins: number[] };
+  /** CPU time of all processes per event, µs. */
+  cpu_us_per_event: number;
+  plugin_alloc?: { alloc_bytes: number; gcs: number }[];
+}
+
+export interface SessionResult {
+  phases: PhaseResult[];
+  memory: { runtime: { hwm: number; pss: number }; plugins: { hwm: number; pss: number }[] };
+}
+
+/** A child process whose stdout lines are read one at a time. */
+class Proc {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  #queue: string[] = [];
+  #waiter: (() => void) | undefined;
+  #err = "";
+  #gone = false;
+
+  constructor(
+    readonly what: string,
+    cmd: Command,
+    stdin: boolean,
+  ) {
+    this.child = spawn(cmd[0], cmd[1], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+    createInterface({ input: this.child.stdout! }).on("line", (l) => {
+      this.#queue.push(l);
+      this.#waiter?.();
+    });
+    this.child.stderr!.on("data", (d: Buffer) => (this.#err = (this.#err + d.toString()).slice(-8192)));
+    this.exited = new Promise((res) =>
+      this.child.on("exit", (code) => {
+        this.#gone = true;
+        this.#waiter?.();
+        res(code);
+      }),
+    );
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** The next stdout line satisfying `pred` (others are dropped). */
+  async next(pred: (l: string) => boolean, timeoutMs: number): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      while (this.#queue.length > 0) {
+        const l = this.#queue.shift()!;
+        if (pred(l)) return l;
+      }
+      if (this.#gone) throw new Error(`bench: ${this.what} exited before the expected line; stderr: ${this.#err}`);
+      if (Date.now() > deadline) throw new Error(`bench: ${this.what}: no expected line within ${timeoutMs} ms; stderr: ${this.#err}`);
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, Math.max(1, deadline - Date.now()));
+        this.#waiter = () => {
+          clearTimeout(t);
+          res();
+        };
+      });
+      this.#waiter = undefined;
+    }
+  }
+
+  write(line: string): void {
+    this.child.stdin!.write(`${line}\n`);
+  }
+}
+
+function pinned(cmd: Command, cpus: string | undefined): Command {
+  return cpus === undefined ? cmd : ["taskset", ["-c", cpus, cmd[0], ...cmd[1]]];
+}
+
+const isJson = (l: string): boolean => l.startsWith("{");
+
+/** Runs one session and returns each phase's figures. */
+export async function runSession(programs: Programs, s: Setup): Promise<SessionResult> {
+  const socket = join(socketDir(), "nri.sock");
+  const pin = s.pin ?? "free";
+  const tsFlags = (impl: Impl): string[] => (impl !== "TS" ? [] : [...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]), ...(s.alloc === true ? ["--alloc"] : [])]);
+  const withFlags = ([cmd, args]: Command, impl: Impl): Command => [cmd, impl === "TS" ? [...(s.nodeFlags ?? []), ...args] : args];
+  const [rcmd, rargs] = withFlags(programs.runtime[s.runtime], s.runtime);
+  const runtime = new Proc(
+    `${s.runtime} runtime`,
+    pinned([rcmd, [...rargs, "--socket", socket, "--plugins", String(s.plugins), "--request", s.request, "--phases", s.phases, ...tsFlags(s.runtime)]], pin === "free" ? undefined : "0"),
+    true,
+  );
+  const procs: Proc[] = [runtime];
+  try {
+    await runtime.next((l) => l === "ready", 60_000);
+    const [pcmd, pargs] = withFlags(programs.plugin[s.plugin], s.plugin);
+    const plugins = Array.from(
+      { length: s.plugins },
+      (_, i) =>
+        new Proc(
+          `${s.plugin} plugin ${i}`,
+          pinned([pcmd, [...pargs, "--socket", socket, "--idx", String(10 + i), "--name", `bench-${i}`, ...tsFlags(s.plugin)]], pin === "free" ? undefined : pin === "same" ? "0" : "1"),
+          false,
+        ),
+    );
+    procs.push(...plugins);
+    const check = JSON.parse(await runtime.next((l) => l.includes('"annotations"'), 60_000)) as { annotations: number };
+    if (check.annotations !== s.plugins) throw new Error(`bench: ${s.plugins} plugins but ${check.annotations} annotations in the merged reply`);
+    const allocOf = async (): Promise<{ alloc_bytes: number; gcs: number }[] | undefined> => {
+      if (s.alloc !== true || s.plugin !== "TS") return undefined;
+      for (const p of plugins) p.child.kill("SIGUSR2");
+      return Promise.all(plugins.map(async (p) => JSON.parse(await p.next((l) => l.includes('"alloc_bytes"'), 10_000)) as { alloc_bytes: number; gcs: number }));
+    };
+    const phases: PhaseResult[] = [];
+    let before: number[] | undefined;
+    let pending: PhaseFigures | undefined;
+    for (;;) {
+      const line = await runtime.next(isJson, 300_000);
+      const msg = JSON.parse(line) as { mark?: string } & PhaseFigures;
+      if (msg.mark === undefined) {
+        pending = msg;
+        continue;
+      }
+      const now = procs.map((p) => cpuNanos(p.pid));
+      const alloc = await allocOf();
+      if (pending !== undefined && before !== undefined) {
+        const d = now.map((v, i) => v - before![i]!);
+        phases.push({
+          ...pending,
+          cpu_ns: { runtime: d[0]!, plugins: d.slice(1) },
+          cpu_us_per_event: d.reduce((a, b) => a + b, 0) / 1000 / (3 * pending.cycles),
+          ...(alloc === undefined ? {} : { plugin_alloc: alloc }),
+        });
+        pending = undefined;
+      }
+      if (msg.mark === "end") break;
+      before = procs.map((p) => cpuNanos(p.pid));
+      runtime.write("go");
+    }
+    return { phases, memory: { runtime: memoryKiB(runtime.pid), plugins: plugins.map((p) => memoryKiB(p.pid)) } };
+  } finally {
+    if (s.graceful === true) {
+      for (const p of procs) p.child.kill("SIGINT");
+      const t = setTimeout(() => procs.forEach((p) => p.child.kill("SIGKILL")), 10_000);
+      await Promise.all(procs.map((p) => p.exited));
+      clearTimeout(t);
+    }
+    for (const p of procs) p.child.kill("SIGKILL");
+    await Promise.all(procs.map((p) => p.exited));
+  }
+}

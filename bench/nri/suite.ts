@@ -1,0 +1,136 @@
+/**
+ * The NRI end-to-end regimes of `npm run bench`, TypeScript and Go side by side in interleaved
+ * rounds (each round starts one row later, so that no row always runs first or after the same
+ * other one):
+ *
+ * - a long-lived pair (one session per row and round): a fresh process's first cycles back to
+ *   back, warm-up until two 1,000-cycle windows agree within 5%, steady state, then sparse
+ *   cycles 20 ms and 100 ms apart, warm;
+ * - fresh pairs: sparse cycles from a fresh process's first event, 20 ms and 100 ms apart;
+ * - the synthetic request: first cycles and steady state again;
+ * - once per plugin count, the TypeScript pair with allocation metering.
+ */
+import { type Impl, type Pinning, type Programs, type SessionResult, runSession } from "./session.js";
+
+export interface Row {
+  label: string;
+  runtime: Impl;
+  plugin: Impl;
+  busyPoll?: number;
+}
+
+/** The rows of every table: the TypeScript pair (defaults), the Go pair (the base of the ratios), the TypeScript pair with a 250 µs busy-polling window. */
+export const ROWS: readonly Row[] = [
+  { label: "TS + TS", runtime: "TS", plugin: "TS" },
+  { label: "Go + Go", runtime: "Go", plugin: "Go" },
+  { label: "TS + TS, busy polling 250 µs", runtime: "TS", plugin: "TS", busyPoll: 250 },
+];
+export const BASE = "Go + Go";
+
+export interface Counts {
+  rounds: number;
+  /** Cycles of the fresh back-to-back phase. */
+  fresh: number;
+  /** Whether the long-lived pair warms up by the window rule before its steady state. */
+  warm: boolean;
+  steadySeconds: number;
+  /** Cycles of each sparse phase of the long-lived pair, by spacing (ms). */
+  warmSparse: Record<20 | 100, number>;
+  /** Cycles of each fresh sparse session, by spacing (ms). */
+  freshSparse: Record<20 | 100, number>;
+  plugins: readonly number[];
+}
+
+export const FULL: Counts = { rounds: 3, fresh: 2000, warm: true, steadySeconds: 5, warmSparse: { 20: 150, 100: 50 }, freshSparse: { 20: 100, 100: 40 }, plugins: [1, 3] };
+export const QUICK: Counts = { rounds: 1, fresh: 100, warm: false, steadySeconds: 0.3, warmSparse: { 20: 5, 100: 2 }, freshSparse: { 20: 3, 100: 2 }, plugins: [1, 3] };
+
+/** Sessions of one row, one per round. */
+export type ByRow = Record<string, SessionResult[]>;
+
+export interface Payload {
+  name: string;
+  path: string;
+  bytes: number;
+}
+
+export interface NriResults {
+  counts: Counts;
+  payloads: Payload[];
+  /** By plugin count: the long-lived sessions of each payload, the fresh sparse ones, the allocation run. */
+  byPlugins: Record<
+    number,
+    {
+      longLived: Record<string, ByRow>;
+      freshSparse: Record<20 | 100, ByRow>;
+      alloc: SessionResult;
+    }
+  >;
+}
+
+function longLivedPhases(c: Counts, sparse: boolean): string {
+  const p = [`fresh:${c.fresh}`, ...(c.warm ? ["warm"] : []), `steady:${c.steadySeconds}`];
+  if (sparse) p.push(`sparse:20:${c.warmSparse[20]}`, `sparse:100:${c.warmSparse[100]}`);
+  return p.join(",");
+}
+
+/** Runs `each` for every row in every round, each round starting one row later. */
+async function interleaved(c: Counts, rows: readonly Row[], each: (row: Row) => Promise<SessionResult>, log: (s: string) => void): Promise<ByRow> {
+  const out: ByRow = Object.fromEntries(rows.map((r) => [r.label, []]));
+  for (let round = 0; round < c.rounds; round++) {
+    for (let k = 0; k < rows.length; k++) {
+      const row = rows[(k + round) % rows.length]!;
+      const t0 = performance.now();
+      out[row.label]!.push(await each(row));
+      log(`  round ${round + 1}: ${row.label} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    }
+  }
+  return out;
+}
+
+/** Every regime for every plugin count; `payloads[0]` is the main one. */
+export async function runNri(programs: Programs, payloads: Payload[], c: Counts, log: (s: string) => void): Promise<NriResults> {
+  const main = payloads[0]!;
+  const results: NriResults = { counts: c, payloads, byPlugins: {} };
+  for (const n of c.plugins) {
+    const setup = (row: Row, request: string, phases: string) => ({ runtime: row.runtime, plugin: row.plugin, plugins: n, request, phases, ...(row.busyPoll === undefined ? {} : { busyPoll: row.busyPoll }) });
+    const longLived: Record<string, ByRow> = {};
+    for (const [i, p] of payloads.entries()) {
+      log(`${n} plugin(s), ${p.name} request: first cycles, steady state${i === 0 ? ", sparse cycles warm" : ""}`);
+      longLived[p.name] = await interleaved(c, ROWS, (row) => runSession(programs, setup(row, p.path, longLivedPhases(c, i === 0))), log);
+    }
+    const freshSparse = {} as Record<20 | 100, ByRow>;
+    for (const ms of [20, 100] as const) {
+      log(`${n} plugin(s): sparse cycles ${ms} ms apart from a fresh process`);
+      freshSparse[ms] = await interleaved(c, ROWS, (row) => runSession(programs, setup(row, main.path, `sparse:${ms}:${c.freshSparse[ms]}`)), log);
+    }
+    log(`${n} plugin(s): allocation of the TypeScript pair`);
+    const alloc = await runSession(programs, { ...setup(ROWS[0]!, main.path, longLivedPhases(c, false)), alloc: true });
+    results.byPlugins[n] = { longLived, freshSparse, alloc };
+  }
+  return results;
+}
+
+/** The busy-polling study: sparse cycles with polling on and off, the processes free, on one CPU, on separate CPUs. */
+export interface PollingResults {
+  counts: Counts;
+  /** By plugin count, then pinning: the long-lived (warm) and fresh sessions of each row. */
+  byPlugins: Record<number, Record<Pinning, { warm: ByRow; fresh: ByRow }>>;
+}
+
+export const PINNINGS: readonly Pinning[] = ["free", "same", "split"];
+
+export async function runPolling(programs: Programs, payload: Payload, c: Counts, log: (s: string) => void): Promise<PollingResults> {
+  const rows: Row[] = [ROWS[0]!, ROWS[2]!, ROWS[1]!];
+  const out: PollingResults = { counts: c, byPlugins: {} };
+  for (const n of c.plugins) {
+    out.byPlugins[n] = {} as Record<Pinning, { warm: ByRow; fresh: ByRow }>;
+    for (const pin of PINNINGS) {
+      const setup = (row: Row, phases: string) => ({ runtime: row.runtime, plugin: row.plugin, plugins: n, request: payload.path, phases, pin, ...(row.busyPoll === undefined ? {} : { busyPoll: row.busyPoll }) });
+      log(`busy polling, ${n} plugin(s), processes ${pin}`);
+      const warm = await interleaved(c, rows, (row) => runSession(programs, setup(row, [...(c.warm ? ["warm"] : [`fresh:${c.fresh}`]), `steady:${Math.min(3, c.steadySeconds)}`, `sparse:20:${c.warmSparse[20]}`, `sparse:100:${c.warmSparse[100]}`].join(","))), log);
+      const fresh = await interleaved(c, rows, (row) => runSession(programs, setup(row, `sparse:20:${c.freshSparse[20]}`)), log);
+      out.byPlugins[n]![pin] = { warm, fresh };
+    }
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { buildPrograms, writeRequest } from "../../bench/nri/e2e.js";
+import { recordedRequestBytes } from "../../bench/nri/payload.js";
+import { parsePhases } from "../../bench/nri/phases.js";
+import { runSession } from "../../bench/nri/session.js";
+import { socketDir } from "../interop/support.js";
+
+const hasGo = (() => {
+  try {
+    execFileSync("go", ["version"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describe("bench harness", () => {
+  it("parses phase lists and names the bad phase", () => {
+    expect(parsePhases("fresh:20,warm,steady:0.5,sparse:20:3")).toEqual([
+      { kind: "fresh", count: 20 },
+      { kind: "warm" },
+      { kind: "steady", seconds: 0.5 },
+      { kind: "sparse", millis: 20, count: 3 },
+    ]);
+    expect(() => parsePhases("sparse:20")).toThrow('bench: phase "sparse:20": field 2 is not a positive number');
+    expect(() => parsePhases("idle:3")).toThrow('bench: phase "idle:3": unknown kind');
+  });
+
+  it("takes the CreateContainer request out of the recorded containerd session", () => {
+    expect(recordedRequestBytes().length).toBeGreaterThan(500);
+  });
+
+  describe.skipIf(process.platform !== "linux" || !hasGo)("sessions", () => {
+    it("runs the TypeScript and the Go pair through every kind of phase with 3 plugins, reading CPU time, memory and allocation", async () => {
+      const programs = buildPrograms();
+      const request = writeRequest(socketDir());
+      for (const impl of ["TS", "Go"] as const) {
+        const s = await runSession(programs, { runtime: impl, plugin: impl, plugins: 3, request: request.path, phases: "fresh:10,steady:0.1,sparse:1:3", alloc: true });
+        expect(s.phases.map((p) => [p.phase, p.lat?.length])).toEqual([
+          ["fresh", 10],
+          ["steady", undefined],
+          ["sparse:1", 3],
+        ]);
+        expect(s.phases[2]!.cycles).toBe(3);
+        for (const p of s.phases) {
+          expect(p.cpu_ns.plugins).toHaveLength(3);
+          expect(p.cpu_ns.runtime).toBeGreaterThan(0);
+          expect(p.p50_us).toBeLessThanOrEqual(p.p99_us);
+          expect(p.p99_us).toBeLessThanOrEqual(p.max_us);
+          expect(p.alloc_bytes === undefined).toBe(impl === "Go");
+          expect(p.plugin_alloc?.length).toBe(impl === "TS" ? 3 : undefined);
+        }
+        expect(s.memory.plugins).toHaveLength(3);
+        expect(s.memory.runtime.hwm).toBeGreaterThan(0);
+        expect(s.memory.runtime.pss).toBeGreaterThan(0);
+      }
+    }, 120_000);
+  });
+});
