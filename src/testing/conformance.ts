@@ -202,13 +202,13 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
     void Promise.race([inst.gone, c.mux.closed.then(() => "closed its connection")]).then((why) => {
       if (!restarting && !c.shutdownAnswered && ended === undefined) ended = `plugin ${why}`;
     });
-    const reg = await Promise.race([c.registered, sleep(registrationTimeoutMs), inst.gone]);
+    const reg = await Promise.race([c.registered.catch(() => "closed its connection"), sleep(registrationTimeoutMs), inst.gone]);
     if (typeof reg === "string") {
       checks.fail(check, reg === "timeout" ? `the plugin did not register within ${registrationTimeoutMs} ms` : `the plugin ${reg} before registering`);
       throw new Gone();
     }
     id = `${reg.idx}-${reg.name}`;
-    registration = { name: reg.name, idx: reg.idx, version: reg.version };
+    registration = { name: reg.name, idx: reg.idx, version: reg.revision };
     const bad: string[] = [];
     try {
       checkPluginName(reg.name);
