@@ -92,6 +92,8 @@ export interface RuntimeOptions {
   teardown?: "go" | "continue";
   /** Each deprecation, as it is recorded. */
   onDeprecation?: (d: Deprecation) => void;
+  /** The configuration sent in Configure to a plugin that connected by itself; default none, as the reference sends. */
+  externalPluginConfig?: (plugin: { readonly name: string; readonly idx: string }) => string;
   /** What the reference logs; default: nothing. */
   log?: Partial<RuntimeLog>;
 }
@@ -113,6 +115,7 @@ export interface ResolvedOptions {
   readonly updateContainers: UpdateFn | undefined;
   readonly teardown: "go" | "continue";
   readonly onDeprecation: ((d: Deprecation) => void) | undefined;
+  readonly externalPluginConfig: ((plugin: { readonly name: string; readonly idx: string }) => string) | undefined;
   readonly log: RuntimeLog;
 }
 
@@ -145,6 +148,7 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     updateContainers: o.updateContainers,
     teardown: o.teardown ?? "go",
     onDeprecation: o.onDeprecation,
+    externalPluginConfig: o.externalPluginConfig,
     log: { info: o.log?.info ?? noop, warn: o.log?.warn ?? noop, error: o.log?.error ?? noop },
   };
 }
