@@ -11,7 +11,8 @@ import { Field, type OwningPlugins } from "../../gen/v1beta1/api_lite.js";
  * type, a hugepage limit's page size, a unified cgroup's key, a CDI device's name.
  */
 
-type Owners = OwningPlugins | undefined;
+/** The owners of a validation request (`req.owners`), which may be absent. */
+export type Owners = OwningPlugins | undefined;
 
 /** The plugin that set single-valued `field` of container `id`. */
 export function fieldOwner(owners: Owners, id: string, field: Field): string | undefined {
@@ -24,43 +25,202 @@ export function keyedFieldOwner(owners: Owners, id: string, field: Field, key: s
   return entries !== undefined && Object.hasOwn(entries, key) ? entries[key] : undefined;
 }
 
-export const annotationOwner = (o: Owners, id: string, key: string): string | undefined => keyedFieldOwner(o, id, Field.Annotations, key);
-export const mountOwner = (o: Owners, id: string, destination: string): string | undefined => keyedFieldOwner(o, id, Field.Mounts, destination);
-export const hooksOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.OciHooks);
-export const deviceOwner = (o: Owners, id: string, path: string): string | undefined => keyedFieldOwner(o, id, Field.Devices, path);
-export const cdiDeviceOwner = (o: Owners, id: string, name: string): string | undefined => keyedFieldOwner(o, id, Field.CdiDevices, name);
-export const envOwner = (o: Owners, id: string, name: string): string | undefined => keyedFieldOwner(o, id, Field.Env, name);
-export const argsOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.Args);
-export const memLimitOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemLimit);
-export const memReservationOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemReservation);
-export const memSwapLimitOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemSwapLimit);
-export const memKernelLimitOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemKernelLimit);
-export const memTCPLimitOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemTCPLimit);
-export const memSwappinessOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemSwappiness);
-export const memDisableOomKillerOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemDisableOomKiller);
-export const memUseHierarchyOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemUseHierarchy);
-export const cpuSharesOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPUShares);
-export const cpuQuotaOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPUQuota);
-export const cpuPeriodOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPUPeriod);
-export const cpuRealtimeRuntimeOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPURealtimeRuntime);
-export const cpuRealtimePeriodOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPURealtimePeriod);
-export const cpuSetCpusOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPUSetCPUs);
-export const cpuSetMemsOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CPUSetMems);
-export const pidsLimitOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.PidsLimit);
-export const hugepageLimitOwner = (o: Owners, id: string, pageSize: string): string | undefined => keyedFieldOwner(o, id, Field.HugepageLimits, pageSize);
-export const blockioClassOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.BlockioClass);
-export const rdtClassOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.RdtClass);
-export const cgroupsUnifiedOwner = (o: Owners, id: string, key: string): string | undefined => keyedFieldOwner(o, id, Field.CgroupsUnified, key);
-export const cgroupsPathOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.CgroupsPath);
-export const oomScoreAdjOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.OomScoreAdj);
-export const rlimitOwner = (o: Owners, id: string, type: string): string | undefined => keyedFieldOwner(o, id, Field.Rlimits, type);
-export const ioPriorityOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.IoPriority);
-export const seccompPolicyOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.SeccompPolicy);
-export const namespaceOwner = (o: Owners, id: string, type: string): string | undefined => keyedFieldOwner(o, id, Field.Namespace, type);
-export const sysctlOwner = (o: Owners, id: string, key: string): string | undefined => keyedFieldOwner(o, id, Field.Sysctl, key);
-export const linuxNetDeviceOwner = (o: Owners, id: string, path: string): string | undefined => keyedFieldOwner(o, id, Field.LinuxNetDevices, path);
-export const linuxSchedulerOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.LinuxSched);
-export const rdtClosIdOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.RdtClosID);
-export const rdtSchemataOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.RdtSchemata);
-export const rdtEnableMonitoringOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.RdtEnableMonitoring);
-export const memoryPolicyOwner = (o: Owners, id: string): string | undefined => fieldOwner(o, id, Field.MemoryPolicy);
+/** The plugin that set the annotation `key` of container `id`. */
+export function annotationOwner(owners: Owners, id: string, key: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Annotations, key);
+}
+
+/** The plugin that set the mount at `destination` of container `id`. */
+export function mountOwner(owners: Owners, id: string, destination: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Mounts, destination);
+}
+
+/** The plugin that set OCI hooks (every contributor, comma-joined) of container `id`. */
+export function hooksOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.OciHooks);
+}
+
+/** The plugin that set the device at `path` of container `id`. */
+export function deviceOwner(owners: Owners, id: string, path: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Devices, path);
+}
+
+/** The plugin that set the CDI device `name` of container `id`. */
+export function cdiDeviceOwner(owners: Owners, id: string, name: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.CdiDevices, name);
+}
+
+/** The plugin that set the environment variable `name` of container `id`. */
+export function envOwner(owners: Owners, id: string, name: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Env, name);
+}
+
+/** The plugin that set the arguments of container `id`. */
+export function argsOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.Args);
+}
+
+/** The plugin that set the memory limit of container `id`. */
+export function memLimitOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemLimit);
+}
+
+/** The plugin that set the memory reservation of container `id`. */
+export function memReservationOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemReservation);
+}
+
+/** The plugin that set the memory+swap limit of container `id`. */
+export function memSwapLimitOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemSwapLimit);
+}
+
+/** The plugin that set the kernel memory limit of container `id`. */
+export function memKernelLimitOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemKernelLimit);
+}
+
+/** The plugin that set the kernel TCP memory limit of container `id`. */
+export function memTCPLimitOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemTCPLimit);
+}
+
+/** The plugin that set the memory swappiness of container `id`. */
+export function memSwappinessOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemSwappiness);
+}
+
+/** The plugin that set whether the OOM killer is disabled of container `id`. */
+export function memDisableOomKillerOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemDisableOomKiller);
+}
+
+/** The plugin that set the memory use-hierarchy flag of container `id`. */
+export function memUseHierarchyOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemUseHierarchy);
+}
+
+/** The plugin that set the CPU shares of container `id`. */
+export function cpuSharesOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPUShares);
+}
+
+/** The plugin that set the CPU quota of container `id`. */
+export function cpuQuotaOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPUQuota);
+}
+
+/** The plugin that set the CPU period of container `id`. */
+export function cpuPeriodOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPUPeriod);
+}
+
+/** The plugin that set the CPU realtime runtime of container `id`. */
+export function cpuRealtimeRuntimeOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPURealtimeRuntime);
+}
+
+/** The plugin that set the CPU realtime period of container `id`. */
+export function cpuRealtimePeriodOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPURealtimePeriod);
+}
+
+/** The plugin that set the cpuset CPUs of container `id`. */
+export function cpuSetCpusOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPUSetCPUs);
+}
+
+/** The plugin that set the cpuset memory nodes of container `id`. */
+export function cpuSetMemsOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CPUSetMems);
+}
+
+/** The plugin that set the pids limit of container `id`. */
+export function pidsLimitOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.PidsLimit);
+}
+
+/** The plugin that set the hugepage limit of `pageSize` of container `id`. */
+export function hugepageLimitOwner(owners: Owners, id: string, pageSize: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.HugepageLimits, pageSize);
+}
+
+/** The plugin that set the block I/O class of container `id`. */
+export function blockioClassOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.BlockioClass);
+}
+
+/** The plugin that set the RDT class of container `id`. */
+export function rdtClassOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.RdtClass);
+}
+
+/** The plugin that set the unified cgroup entry `key` of container `id`. */
+export function cgroupsUnifiedOwner(owners: Owners, id: string, key: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.CgroupsUnified, key);
+}
+
+/** The plugin that set the cgroups path of container `id`. */
+export function cgroupsPathOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.CgroupsPath);
+}
+
+/** The plugin that set the OOM score adjustment of container `id`. */
+export function oomScoreAdjOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.OomScoreAdj);
+}
+
+/** The plugin that set the rlimit of `type` (`RLIMIT_NOFILE`) of container `id`. */
+export function rlimitOwner(owners: Owners, id: string, type: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Rlimits, type);
+}
+
+/** The plugin that set the I/O priority of container `id`. */
+export function ioPriorityOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.IoPriority);
+}
+
+/** The plugin that set the seccomp policy of container `id`. */
+export function seccompPolicyOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.SeccompPolicy);
+}
+
+/** The plugin that set the namespace of `type` of container `id`. */
+export function namespaceOwner(owners: Owners, id: string, type: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Namespace, type);
+}
+
+/** The plugin that set the sysctl `key` of container `id`. */
+export function sysctlOwner(owners: Owners, id: string, key: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.Sysctl, key);
+}
+
+/** The plugin that set the network device at host `path` of container `id`. */
+export function linuxNetDeviceOwner(owners: Owners, id: string, path: string): string | undefined {
+  return keyedFieldOwner(owners, id, Field.LinuxNetDevices, path);
+}
+
+/** The plugin that set the scheduling policy of container `id`. */
+export function linuxSchedulerOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.LinuxSched);
+}
+
+/** The plugin that set the RDT CLOS id of container `id`. */
+export function rdtClosIdOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.RdtClosID);
+}
+
+/** The plugin that set the RDT schemata of container `id`. */
+export function rdtSchemataOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.RdtSchemata);
+}
+
+/** The plugin that set whether RDT monitoring is enabled of container `id`. */
+export function rdtEnableMonitoringOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.RdtEnableMonitoring);
+}
+
+/** The plugin that set the memory policy of container `id`. */
+export function memoryPolicyOwner(owners: Owners, id: string): string | undefined {
+  return fieldOwner(owners, id, Field.MemoryPolicy);
+}

@@ -14,6 +14,7 @@ export {
   type TestRuntimeOptions,
 } from "./test-runtime.js";
 export { type CallContextInit, callContext } from "./call-context.js";
-export { type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type DialectReport, runConformance } from "./conformance.js";
+export { CHECKS, type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type DialectReport, runConformance } from "./conformance.js";
+export { DEFAULT_SCENARIO, type Scenario, parseScenario } from "./scenario.js";
 export { type PluginInstance, type PluginStarter, launchStarter, socketStarter } from "./plugin-starter.js";
 export { DIALECTS, type Dialect } from "../api/revision.js";

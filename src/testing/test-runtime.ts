@@ -208,16 +208,19 @@ export class TestRuntime {
     return this.runtime.updatePodSandbox({ pod: toMessage(PodSandboxSchema, pod), linuxResources: toMessage(LinuxResourcesSchema, resources), overheadLinuxResources: toMessage(LinuxResourcesSchema, overhead) });
   }
 
+  /** PostUpdatePodSandbox, relayed to every subscribed plugin in order. */
   async postUpdatePodSandbox(pod: TestPod): Promise<void> {
     await this.reach("PostUpdatePodSandbox");
     return this.runtime.postUpdatePodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
   }
 
+  /** StopPodSandbox, relayed to every subscribed plugin in order. */
   async stopPodSandbox(pod: TestPod): Promise<void> {
     await this.reach("StopPodSandbox");
     return this.runtime.stopPodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
   }
 
+  /** RemovePodSandbox, relayed to every subscribed plugin in order. */
   async removePodSandbox(pod: TestPod): Promise<void> {
     await this.reach("RemovePodSandbox");
     return this.runtime.removePodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
@@ -229,16 +232,19 @@ export class TestRuntime {
     return this.runtime.createContainer(this.podAndContainer(pod, container));
   }
 
+  /** PostCreateContainer, relayed to every subscribed plugin in order. */
   async postCreateContainer(pod: TestPod, container: TestContainer): Promise<void> {
     await this.reach("PostCreateContainer");
     return this.runtime.postCreateContainer(this.podAndContainer(pod, container));
   }
 
+  /** StartContainer, relayed to every subscribed plugin in order. */
   async startContainer(pod: TestPod, container: TestContainer): Promise<void> {
     await this.reach("StartContainer");
     return this.runtime.startContainer(this.podAndContainer(pod, container));
   }
 
+  /** PostStartContainer, relayed to every subscribed plugin in order. */
   async postStartContainer(pod: TestPod, container: TestContainer): Promise<void> {
     await this.reach("PostStartContainer");
     return this.runtime.postStartContainer(this.podAndContainer(pod, container));
@@ -250,6 +256,7 @@ export class TestRuntime {
     return this.runtime.updateContainer({ ...this.podAndContainer(pod, container), linuxResources: toMessage(LinuxResourcesSchema, resources) });
   }
 
+  /** PostUpdateContainer, relayed to every subscribed plugin in order. */
   async postUpdateContainer(pod: TestPod, container: TestContainer): Promise<void> {
     await this.reach("PostUpdateContainer");
     return this.runtime.postUpdateContainer(this.podAndContainer(pod, container));
@@ -261,6 +268,7 @@ export class TestRuntime {
     return this.runtime.stopContainer(this.podAndContainer(pod, container));
   }
 
+  /** RemoveContainer, relayed to every subscribed plugin in order. */
   async removeContainer(pod: TestPod, container: TestContainer): Promise<void> {
     await this.reach("RemoveContainer");
     return this.runtime.removeContainer(this.podAndContainer(pod, container));
