@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
  * draws the same table.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ["src/wire", "src/internal"],
+  ["src/internal"],
+  ["src/wire"],
   ["gen"],
   ["src/ttrpc", "src/mux"],
   ["src/api"],

@@ -1,8 +1,8 @@
 import { unlink } from "node:fs/promises";
 import { type Server, type Socket, createServer } from "node:net";
 import { basename } from "node:path";
-import { CaptureWriter } from "./capture-file.js";
-import { type Direction, SessionDecoder, type SessionRecord } from "./session-decoder.js";
+import { ProxiedConnection } from "./proxied-connection.js";
+import type { Direction, SessionRecord } from "./session-decoder.js";
 import { connectUnix } from "../api/socket.js";
 
 /** Options of a CaptureProxy. */
@@ -45,7 +45,8 @@ function dial(path: string): Promise<Socket> {
 export class CaptureProxy {
   private server: Server | undefined;
   private count = 0;
-  private readonly live = new Set<{ close(): void; done: Promise<void> }>();
+  /** Each open connection, with its end: reported, capture written. */
+  private readonly live = new Map<ProxiedConnection, Promise<void>>();
   private readonly prefix: string;
 
   constructor(private readonly options: CaptureProxyOptions) {
@@ -71,9 +72,9 @@ export class CaptureProxy {
   /** Stops listening, cuts every connection still open and writes their captures. */
   async close(): Promise<void> {
     const stopped = new Promise<void>((r) => (this.server === undefined ? r() : this.server.close(() => r())));
-    const sessions = [...this.live];
-    for (const s of sessions) s.close();
-    await Promise.all([stopped, ...sessions.map((s) => s.done)]);
+    const open = [...this.live];
+    for (const [conn] of open) conn.close();
+    await Promise.all([stopped, ...open.map(([, reported]) => reported)]);
   }
 
   private async accept(plugin: Socket): Promise<void> {
@@ -88,69 +89,14 @@ export class CaptureProxy {
     const n = ++this.count;
     const prefix = n === 1 ? this.prefix : `${this.prefix}-${n}`;
     const session = basename(prefix);
-    const writer = new CaptureWriter({ prefix, listen: this.options.listen, upstream: this.options.upstream });
-    const onRecord = this.options.onRecord;
-    const decoder = onRecord === undefined ? undefined : new SessionDecoder();
-    const ended = new Set<Direction>();
-    const emit = (records: SessionRecord[]): void => {
-      for (const r of records) onRecord!(session, r);
-    };
-    const endDir = (dir: Direction): void => {
-      if (ended.has(dir)) return;
-      ended.add(dir);
-      const t = writer.now();
-      writer.closeDir(dir, t);
-      if (decoder !== undefined) emit(decoder.end(dir, t, writer.timeOf(t)));
-    };
-    const forward = (from: Socket, to: Socket, dir: Direction): void => {
-      from.on("data", (chunk: Buffer) => {
-        const t = writer.now();
-        writer.chunk(dir, chunk, t);
-        if (decoder !== undefined) emit(decoder.push(dir, chunk, t, writer.timeOf(t)));
-        if (!to.write(chunk)) {
-          from.pause();
-          to.once("drain", () => from.resume());
-        }
-      });
-      from.on("end", () => {
-        endDir(dir);
-        to.end();
-      });
-      // A reset on one side is passed on as a reset of the other.
-      from.on("error", () => to.destroy());
-    };
-    let closedCount = 0;
-    let finish!: () => void;
-    const done = new Promise<void>((r) => (finish = r));
-    const entry = {
-      close: () => {
-        plugin.destroy();
-        runtime.destroy();
-      },
-      done,
-    };
-    this.live.add(entry);
-    const onClose = (): void => {
-      if (++closedCount < 2) return;
-      endDir("p2r");
-      endDir("r2p");
-      void writer.close().then(
-        () => {
-          this.live.delete(entry);
-          this.options.onSession?.({ session, indexPath: writer.indexPath, bytes: writer.sizes() });
-          finish();
-        },
-        (e: unknown) => {
-          this.live.delete(entry);
-          this.options.onError?.(e as Error);
-          finish();
-        },
-      );
-    };
-    plugin.on("close", onClose);
-    runtime.on("close", onClose);
-    forward(plugin, runtime, "p2r");
-    forward(runtime, plugin, "r2p");
-    plugin.resume();
+    const { listen, upstream, onRecord } = this.options;
+    const conn = new ProxiedConnection(plugin, runtime, { prefix, session, listen, upstream, onRecord });
+    const reported = conn.done.then(
+      (bytes) => this.options.onSession?.({ session, indexPath: conn.writer.indexPath, bytes }),
+      (e: unknown) => this.options.onError?.(e as Error),
+    );
+    this.live.set(conn, reported);
+    await reported;
+    this.live.delete(conn);
   }
 }

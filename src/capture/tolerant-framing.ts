@@ -1,5 +1,6 @@
 import { MAX_READ_PAYLOAD, MUX_HEADER_LENGTH } from "../mux/frame.js";
 import { DEFAULT_MAX_DATA_LENGTH, HEADER_LENGTH } from "../ttrpc/frame.js";
+import { readUint32BE } from "../internal/bytes.js";
 
 /*
  * Framing for tools that read recorded or proxied NRI bytes. The endpoints' decoders (MuxDecoder,
@@ -45,7 +46,7 @@ class ByteRun {
   u32(pos: number): number {
     const i = this.head + pos - this.start;
     const b = this.buf;
-    return ((b[i]! << 24) | (b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!) >>> 0;
+    return readUint32BE(b, i);
   }
 
   /** Bytes [from, to) as a view, valid until the next append. */
@@ -99,7 +100,7 @@ abstract class Resync {
   protected u32(pos: number): number {
     if (pos + 4 <= this.run.end) return this.run.u32(pos);
     const w = this.whole!;
-    return ((w[pos]! << 24) | (w[pos + 1]! << 16) | (w[pos + 2]! << 8) | w[pos + 3]!) >>> 0;
+    return readUint32BE(w, pos);
   }
 
   protected byte(pos: number): number {

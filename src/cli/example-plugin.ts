@@ -42,7 +42,7 @@ export async function runExamplePlugin(o: ExamplePluginOptions): Promise<Error> 
     shutdown: (req) => {
       say("Shutdown", { reason: req.reason });
       // end(), not close(): the answer to this call is written first, then the connection ends.
-      void plugin.end(new Error(`nri-wire example-plugin: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`));
+      void plugin.stop(new Error(`nri-wire example-plugin: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`));
       return undefined;
     },
     createContainer: (req) => {

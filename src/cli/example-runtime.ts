@@ -26,7 +26,7 @@ function updatesOf(list: readonly (ContainerUpdate | undefined)[]): { container:
 
 /** How a plugin received an event: its revision, and StateChange where it got that. */
 function via(plugin: PluginInfo, event: string): string {
-  if (plugin.version !== "v1alpha1") return plugin.version ?? "builtin";
+  if (plugin.revision !== "v1alpha1") return plugin.revision ?? "builtin";
   return plugin.stateChange && stateChangeEventOf(event) !== undefined ? "v1alpha1 StateChange" : "v1alpha1";
 }
 

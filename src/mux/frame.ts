@@ -1,4 +1,5 @@
 import { MuxError } from "./errors.js";
+import { readUint32BE } from "../internal/bytes.js";
 
 /** Bytes in a mux frame header: conn id (u32 BE) and payload length (u32 BE). */
 export const MUX_HEADER_LENGTH = 8;
@@ -61,8 +62,8 @@ export class MuxDecoder {
       off += k;
       if (this.headerFill < MUX_HEADER_LENGTH) break;
       this.headerFill = 0;
-      this.connId = ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
-      const length = ((h[4]! << 24) | (h[5]! << 16) | (h[6]! << 8) | h[7]!) >>> 0;
+      this.connId = readUint32BE(h, 0);
+      const length = readUint32BE(h, 4);
       if (length > this.maxPayload) {
         throw (this.failure = new MuxError(`mux: frame length ${length} for conn ${this.connId} exceeds maximum ${this.maxPayload}`));
       }

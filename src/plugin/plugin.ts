@@ -1,183 +1,27 @@
-import type { Duplex } from "node:stream";
-import type { MessageShape } from "@bufbuild/protobuf";
-import type { Plugin } from "../../gen/v1beta1/api_pb.js";
-import {
-  type ConfigureRequest,
-  type ConfigureResponse,
-  ConfigureResponseSchema,
-  type Container,
-  type ContainerEviction,
-  type ContainerUpdate,
-  type FailurePolicy,
-  type PodSandbox,
-  type SynchronizeRequest,
-  SynchronizeRequestSchema,
-  UpdateContainersRequestSchema,
-  services_v1beta1_api,
-} from "../../gen/v1beta1/api_lite.js";
+import type { ConfigureRequest, ConfigureResponse, Container, ContainerEviction, ContainerUpdate, PodSandbox, ShutdownRequest, SynchronizeRequest } from "../../gen/v1beta1/api_lite.js";
+import { ConfigureResponseSchema, SynchronizeRequestSchema, UpdateContainersRequestSchema } from "../../gen/v1beta1/api_lite.js";
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
-import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../api/events.js";
-import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
+import { callError } from "../api/call-error.js";
+import { eventsKnownBy, NRI_VERSION } from "../api/releases.js";
+import { formatEventMask } from "../api/events.js";
+import { type PluginHandlers, eventsOf } from "../api/handlers.js";
+import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
+import { type Logger, resolveLogger } from "../api/logger.js";
+import { type Loose, toMessage } from "../api/loose.js";
 import { type Dialect, type Revision, packages } from "../api/revision.js";
+import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "../api/socket.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
-import { Client } from "../ttrpc/client.js";
 import { CloseOnce } from "../internal/close-once.js";
-import { RpcError } from "../ttrpc/errors.js";
+import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
+import { Client } from "../ttrpc/client.js";
+import { ClosedError, RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { callError } from "../api/call-error.js";
-import { type Loose, toGeneratedMessage, toMessage } from "./helpers/loose.js";
 import { create } from "../wire/create.js";
-import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
-import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
-import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "../api/releases.js";
-import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "../api/socket.js";
-
-/** The v1beta1 Plugin methods, by handler name. */
-export type PluginMethods = (typeof Plugin)["method"];
-/** A value, or a promise of it. */
-export type MaybePromise<T> = T | Promise<T>;
-
-/**
- * Handlers of a plugin, written against v1beta1 types whatever the runtime speaks. Each takes
- * the request and returns the response, as a message or a plain object of its fields (see
- * Loose), or nothing for an empty one. The plugin subscribes to exactly the events it has
- * handlers for. A handler's thrown error is logged and its message sent to the runtime.
- */
-export type PluginHandlers = {
-  [K in keyof PluginMethods]?: (
-    request: MessageShape<PluginMethods[K]["input"]>,
-    ctx: CallContext,
-  ) => MaybePromise<Loose<MessageShape<PluginMethods[K]["output"]>> | undefined | void>;
-};
-
-
-/** Where a plugin's own messages go: info and warn about the runtime, error for failures. */
-export type PluginLog = (level: "info" | "warn" | "error", message: string) => void;
-
-/** The runtime a plugin is connected to, as its Configure request told. */
-export interface RuntimeInfo {
-  readonly name: string;
-  readonly version: string;
-  /** The runtime's NRI release, sent or inferred; undefined when neither worked. */
-  readonly nriVersion: string | undefined;
-  /** Whether nriVersion was inferred from the runtime's name and version (older runtimes send none). */
-  readonly nriVersionInferred: boolean;
-  /** The revision the runtime speaks, as told by the package of its Configure call. */
-  readonly api: Revision;
-}
-
-/** Options of a plugin endpoint. */
-export interface PluginOptions {
-  /** Plugin name; default NRI_PLUGIN_NAME, else the executable's `NN-name`. */
-  name?: string;
-  /** Two-digit index; default NRI_PLUGIN_IDX, else the executable's `NN-name`. */
-  idx?: string;
-  /** Runtime socket path; default the inherited NRI_PLUGIN_SOCKET fd, else /var/run/nri/nri.sock. */
-  socketPath?: string;
-  /** An already connected trunk (overrides socketPath). */
-  socket?: Duplex;
-  dialect?: Dialect;
-  /** How long registration, Configure and Synchronize may take in all. Default 5000 ms. */
-  registrationTimeoutMs?: number;
-  /**
-   * Microseconds the event loop keeps polling after an answer is sent, while the runtime's
-   * next request comes within that time, instead of sleeping until it wakes the plugin (see
-   * the README's "Busy polling"); 0 turns it off. Default 250.
-   */
-  busyPollMicros?: number;
-  /** Called once when the connection to the runtime ends, with the reason. */
-  onClose?: (reason: Error) => void;
-  /** Environment to read NRI_PLUGIN_* from (default process.env). */
-  env?: NodeJS.ProcessEnv;
-  /** Executable path for the `NN-name` rule (default process.argv[1]). */
-  executable?: string;
-  /**
-   * What the runtime does when this plugin times out, loses its connection or breaks the
-   * protocol (sent in the Configure response; runtimes before NRI v0.12.5 ignore it).
-   */
-  failurePolicy?: Loose<FailurePolicy>;
-  /**
-   * Handlers for events the runtime's NRI release does not know: `skip` (the default) leaves
-   * them out of the subscription and logs that; `error` fails Configure instead.
-   */
-  unknownEvents?: "skip" | "error";
-  /** Where the plugin's messages go; default: warnings and errors to stderr. */
-  log?: PluginLog;
-}
-
-/** The subscription mask of a set of handlers: one bit per event handled. */
-export function eventsOf(handlers: PluginHandlers): number {
-  let mask = 0;
-  for (const event of ALL_EVENTS) if (typeof handlers[eventHandlerName(event)] === "function") mask |= eventBit(event);
-  return mask;
-}
-
-const defaultLog: PluginLog = (level, message) => {
-  if (level !== "info") process.stderr.write(`${message}\n`);
-};
-
-/*
- * Translation is loaded when a v1alpha1 runtime first calls (or for the older dialects): a
- * plugin of a v1beta1 runtime never needs it, nor the v1alpha1 method tables it reads.
- */
-let translateModule: Promise<typeof import("../translate/index.js")> | undefined;
-function translation(): Promise<typeof import("../translate/index.js")> {
-  return (translateModule ??= import("../translate/index.js"));
-}
-
-/** A v1beta1 Plugin method: its handler name and the generated code of its request and response. */
-interface PluginMethod {
-  readonly localName: string;
-  readonly input: GeneratedMessage;
-  readonly output: GeneratedMessage;
-}
-
-function generated(typeName: string): GeneratedMessage {
-  const g = generatedMessage(typeName);
-  if (g === undefined) throw new Error(`nri: no generated code for ${typeName}`);
-  return g;
-}
-
-/** The Plugin methods by wire name, from the generated method table (no service descriptor). */
-const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
-  services_v1beta1_api.Plugin.methods.map((m) => [m.name, { localName: m.localName, input: generated(m.input), output: generated(m.output) }]),
-);
-
-/**
- * Runs a typed handler on raw bytes. A handler that answers at once is answered at once, with no
- * promise between the request and the bytes of its answer (the ttrpc server writes those at
- * once); a decoding failure throws. A promised answer is awaited.
- */
-function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Uint8Array | Promise<Uint8Array> {
-  let req: unknown;
-  try {
-    req = method.input.decode(payload);
-  } catch (e) {
-    // The generated decoder's DecodeError names the message and the field already.
-    throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
-  }
-  const r = run(req as never);
-  return isThenable(r) ? Promise.resolve(r).then((out) => answer(method, out)) : answer(method, r);
-}
-
-/** The bytes of a handler's answer. */
-function answer(method: PluginMethod, out: unknown): Uint8Array {
-  try {
-    return method.output.encode(toGeneratedMessage(method.output, out) as never);
-  } catch (e) {
-    // A handler's answer that does not fit its type is our fault, not the runtime's.
-    throw new RpcError(Code.INTERNAL, `cannot encode ${method.output.typeName}: ${reason(e)}`, { cause: e });
-  }
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
-}
-
-function reason(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
+import { runtimeOf, subscription } from "./configure.js";
+import { invoke, isThenable, pluginMethods, translation } from "./methods.js";
+import type { PluginOptions, RuntimeInfo } from "./options.js";
+import { errorText } from "../internal/error-text.js";
 
 /**
  * A plugin's side of an NRI connection. Serves the Plugin service under both package names (so
@@ -195,7 +39,7 @@ export class NriPlugin {
   private readonly options: PluginOptions;
   private readonly busyPollMicros: number;
   private readonly dialect: Dialect;
-  private readonly log: PluginLog;
+  private readonly log: Logger;
   private mux: Mux | undefined;
   private runtimeClient: Client | undefined;
   private runtimeApi: Revision | undefined;
@@ -207,6 +51,8 @@ export class NriPlugin {
   /** Why setup failed on our side (Configure or the first Synchronize), if it did. */
   private configureError: Error | undefined;
   private isSynchronized = false;
+  /** What `closed` reports once the runtime, having sent Shutdown, closes the connection. */
+  private shutdownBy: string | undefined;
   private synchronized!: () => void;
   private readonly synchronizedPromise = new Promise<void>((r) => (this.synchronized = r));
   private readonly shut = new CloseOnce();
@@ -218,7 +64,7 @@ export class NriPlugin {
     this.options = options;
     this.dialect = options.dialect ?? "v1beta1";
     this.busyPollMicros = checkBusyPollMicros("nri", options.busyPollMicros, DEFAULT_BUSY_POLL_MICROS);
-    this.log = options.log ?? defaultLog;
+    this.log = resolveLogger(options.log);
     this.identity = resolveIdentity({
       name: options.name,
       idx: options.idx,
@@ -231,11 +77,6 @@ export class NriPlugin {
   /** `NN-name`. */
   get id(): string {
     return pluginId(this.identity);
-  }
-
-  /** The revision the runtime registered us with, once registered. */
-  get runtimeVersion(): Revision | undefined {
-    return this.runtimeApi;
   }
 
   /** The runtime, once it has configured the plugin. */
@@ -320,13 +161,13 @@ export class NriPlugin {
       try {
         payload = encodeUpdateContainersRequest(toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
       } catch (e) {
-        throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${reason(e)}`, { cause: e });
+        throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${errorText(e)}`, { cause: e });
       }
       const res = await client.call(`${packages[api]}.Runtime`, "UpdateContainers", payload);
       try {
         return decodeUpdateContainersResponse(res).failed;
       } catch (e) {
-        throw new RpcError(Code.INVALID_ARGUMENT, reason(e), { cause: e });
+        throw new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
       }
     } catch (e) {
       throw callError(`nri: plugin ${this.id}: UpdateContainers`, e);
@@ -335,7 +176,7 @@ export class NriPlugin {
 
   /**
    * Closes the connection at once; `closed` and onClose report `reason`. Answers still queued
-   * are lost: from a handler (say, Shutdown's) use end().
+   * are lost: from a handler (say, Shutdown's) use stop().
    */
   close(reason: Error = new Error(`nri: plugin ${this.id}: closed`)): void {
     if (this.mux !== undefined) this.mux.close(reason);
@@ -347,7 +188,7 @@ export class NriPlugin {
    * end the plugin (Shutdown's, typically) without cutting off its own answer; the runtime's new
    * calls are refused meanwhile. After `graceMs` it closes as close() does. Settles like `closed`.
    */
-  end(reason: Error = new Error(`nri: plugin ${this.id}: closed`), graceMs = 1000): Promise<Error> {
+  stop(reason: Error = new Error(`nri: plugin ${this.id}: stopped`), graceMs = 1000): Promise<Error> {
     const mux = this.mux;
     const served = this.served;
     if (mux === undefined || served === undefined) {
@@ -362,10 +203,11 @@ export class NriPlugin {
 
   private finish(reason: Error): void {
     if (this.shut.reason !== undefined) return;
-    const why = this.explainEarlyClose(reason);
+    // After an orderly Shutdown, the runtime closing the connection is that shutdown.
+    const why = this.shutdownBy !== undefined && reason instanceof ClosedError ? new Error(this.shutdownBy, { cause: reason }) : this.explainEarlyClose(reason);
     this.shut.begin(why);
     // Our own setup errors were logged where they happened; a refusal is news.
-    if (why !== reason && why !== this.configureError) this.log("error", why.message);
+    if (why !== reason && why !== this.configureError) this.log.error(why.message);
     this.shut.settle();
     this.options.onClose?.(why);
   }
@@ -436,6 +278,13 @@ export class NriPlugin {
             throw e;
           }
         });
+      case "Shutdown": {
+        const handler = this.handlers.shutdown;
+        return invoke(desc, payload, (req: ShutdownRequest) => {
+          this.shutdownBy = `nri: plugin ${this.id}: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`;
+          return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx));
+        });
+      }
       default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
         const handler = h[desc.localName];
@@ -464,7 +313,7 @@ export class NriPlugin {
   }
 
   private logFailure(method: string, e: unknown): void {
-    this.log("error", `nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
+    this.log.error(`nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
   }
 
   private async configure(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
@@ -475,45 +324,16 @@ export class NriPlugin {
     } catch (e) {
       const message = e instanceof RpcError ? e.rawMessage : (e as Error).message;
       this.configureError = new Error(`nri: plugin ${this.id}: configure failed: ${message}`, { cause: e });
-      this.log("error", this.configureError.message);
+      this.log.error(this.configureError.message);
       throw e;
     }
   }
 
   private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
-    // Runtimes before NRI v0.12 send no version: tell it from their name and version, as the Go stub does.
-    let nriVersion: string | undefined = req.NRIVersion;
-    let inferred = false;
-    if (isUnknownNriVersion(req.NRIVersion)) {
-      nriVersion = undefined;
-      try {
-        nriVersion = inferNriVersion(req.runtimeName, req.runtimeVersion);
-        inferred = true;
-        req.NRIVersion = nriVersion;
-        this.log("info", `nri: plugin ${this.id}: inferred NRI ${nriVersion} for runtime ${req.runtimeName} ${req.runtimeVersion}`);
-      } catch (e) {
-        this.log("warn", `nri: plugin ${this.id}: ${(e as Error).message.replace(/^nri: /u, "")}`);
-      }
-    }
-    this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };
-
+    const runtime = runtimeOf(req, via, this.id, this.log);
+    this.runtimeInfo = runtime;
     const custom = toMessage(ConfigureResponseSchema, (await this.handlers.configure?.(req, ctx)) as never);
-    // Like the Go stub: 0 from the handler means "the events I have handlers for".
-    let events = custom.events === 0 ? this.events : custom.events;
-    if ((events & ~VALID_EVENTS_MASK) !== 0 || (events & ~this.events) !== 0) {
-      throw new RpcError(Code.INVALID_ARGUMENT, `configure subscribed events 0x${(events >>> 0).toString(16)} beyond the handlers' 0x${this.events.toString(16)}`);
-    }
-    const known = nriVersion === undefined ? undefined : eventsKnownBy(nriVersion);
-    const unknown = known === undefined ? 0 : events & ~known;
-    if (unknown !== 0) {
-      const what = `${formatEventMask(unknown)} (0x${unknown.toString(16)})`;
-      const why = `runtime ${req.runtimeName} ${req.runtimeVersion} has NRI ${nriVersion}${inferred ? " (inferred)" : ""}, which does not know them`;
-      if (this.options.unknownEvents === "error" || (events & ~unknown) === 0) {
-        throw new RpcError(Code.FAILED_PRECONDITION, `handlers for events ${what}: ${why}`);
-      }
-      this.log("warn", `nri: plugin ${this.id}: not subscribing to ${what}: ${why}`);
-      events &= ~unknown;
-    }
+    const events = subscription(custom.events, runtime, { id: this.id, handled: this.events, unknownEvents: this.options.unknownEvents ?? "skip", log: this.log });
     this.subscribedMask = events;
     const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(ConfigureResponseSchema, { failurePolicy: this.options.failurePolicy }).failurePolicy);
     return toMessage(ConfigureResponseSchema, failurePolicy === undefined ? { events } : { events, failurePolicy });

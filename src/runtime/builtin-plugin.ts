@@ -1,50 +1,17 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
 import { create } from "../wire/create.js";
 import { Plugin } from "../../gen/v1beta1/api_pb.js";
-import { ALL_EVENTS, eventBit, formatEvent } from "../api/events.js";
+import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handlers.js";
+import { toMessage } from "../api/loose.js";
 import { CallDeadline } from "./call-deadline.js";
 import { PluginCallError } from "./call-error.js";
-import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginMethods, PluginRequest, PluginResponse } from "./plugin-backend.js";
+import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
+import { errorText } from "../internal/error-text.js";
 
-type MaybePromise<T> = T | Promise<T>;
-
-/** What an in-process handler gets besides its request. */
-export interface BuiltinContext {
-  /** Aborts at the request timeout (reason: `context deadline exceeded`) or when the event is canceled. */
-  readonly signal: AbortSignal;
-}
-
-type Answering = "configure" | "synchronize" | "updatePodSandbox" | "createContainer" | "updateContainer" | "stopContainer";
-type Silent = Exclude<PluginMethodName, Answering | "shutdown" | "stateChange">;
-
-/**
- * Handlers of an in-process plugin (the reference's BuiltinHandlers). Events that carry an
- * answer return it; the others return nothing; a thrown error is the plugin's error. A
- * validateContainerAdjustment handler rejects an adjustment by throwing: its message becomes
- * the rejection's reason.
- */
-export type BuiltinHandlers = {
-  [K in Answering]?: (request: PluginRequest<K>, ctx: BuiltinContext) => MaybePromise<MessageInitShape<PluginMethods[K]["output"]> | undefined | void>;
-} & {
-  [K in Silent]?: (request: PluginRequest<K>, ctx: BuiltinContext) => MaybePromise<void>;
-};
-
-/** An in-process plugin: index, name and handlers (the reference's BuiltinPlugin). */
+/** An in-process plugin: index, name and handlers, the same handlers a plugin process takes. */
 export interface BuiltinPlugin {
   readonly idx: string;
   readonly name: string;
-  readonly handlers: BuiltinHandlers;
-}
-
-/** The events an in-process plugin subscribes to when its Configure leaves the mask at 0. */
-export function builtinEvents(handlers: BuiltinHandlers): number {
-  let mask = 0;
-  for (const e of ALL_EVENTS) {
-    const m = formatEvent(e);
-    const local = `${m.charAt(0).toLowerCase()}${m.slice(1)}` as keyof BuiltinHandlers;
-    if (handlers[local] !== undefined) mask |= eventBit(e);
-  }
-  return mask;
+  readonly handlers: PluginHandlers;
 }
 
 /**
@@ -60,11 +27,11 @@ export class BuiltinBackend implements PluginBackend {
 
   async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
     const desc = Plugin.method[method];
-    const h = (this.plugin.handlers as Record<string, ((req: unknown, ctx: BuiltinContext) => unknown) | undefined>)[method];
+    const h = (this.plugin.handlers as Record<string, ((req: unknown, ctx: HandlerContext) => unknown) | undefined>)[method];
     let out: unknown;
     const deadline = new CallDeadline(options.timeoutMs, options.signal);
     try {
-      out = h === undefined ? undefined : await h(request, { signal: deadline.signal });
+      out = h === undefined ? undefined : await h(request, { signal: deadline.signal, deadline: deadline.at });
     } catch (e) {
       if (deadline.signal.aborted && e === deadline.signal.reason) throw e as PluginCallError;
       if (method === "validateContainerAdjustment") {
@@ -75,16 +42,12 @@ export class BuiltinBackend implements PluginBackend {
       deadline.dispose();
     }
     if (method === "configure") {
-      const res = create(Plugin.method.configure.output, (out ?? {}) as MessageInitShape<typeof Plugin.method.configure.output>);
-      if (res.events === 0) res.events = builtinEvents(this.plugin.handlers);
+      const res = toMessage(Plugin.method.configure.output, out as never);
+      if (res.events === 0) res.events = eventsOf(this.plugin.handlers);
       return res as PluginResponse<K>;
     }
-    return create(desc.output, (out ?? {}) as never) as PluginResponse<K>;
+    return toMessage(desc.output, out as never) as PluginResponse<K>;
   }
 
   close(): void {}
-}
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

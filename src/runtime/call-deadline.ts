@@ -9,8 +9,11 @@ export class CallDeadline {
   private readonly controller = new AbortController();
   private readonly timer: NodeJS.Timeout;
   private readonly outer: AbortSignal | undefined;
+  /** performance.now() value at which the call's timeout passes. */
+  readonly at: number;
 
   constructor(timeoutMs: number, outer?: AbortSignal) {
+    this.at = performance.now() + timeoutMs;
     this.timer = setTimeout(() => this.controller.abort(new PluginCallError(GO_DEADLINE_EXCEEDED, "deadline")), timeoutMs);
     this.outer = outer;
     if (outer?.aborted) this.onOuterAbort();

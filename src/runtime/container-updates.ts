@@ -11,9 +11,9 @@ import {
   type UpdateContainerRequest,
 } from "../../gen/v1beta1/api_pb.js";
 import { AdaptationError } from "./errors.js";
-import { goQuote } from "./go-quote.js";
+import { goQuote } from "../internal/go-quote.js";
 import { make } from "./make.js";
-import { goMapKeys } from "./map-order.js";
+import { goMapKeys } from "./go/map-order.js";
 import type { Owners } from "./owners.js";
 import { setEntry } from "./owners.js";
 import { copyResources, mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";

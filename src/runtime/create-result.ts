@@ -35,9 +35,9 @@ import {
 } from "../../gen/v1beta1/api_pb.js";
 import { ContainerUpdates } from "./container-updates.js";
 import { make } from "./make.js";
-import { goMapKeys, sortedKeys } from "./map-order.js";
+import { goMapKeys, sortedKeys } from "./go/map-order.js";
 import { Owners, setEntry } from "./owners.js";
-import { markRemoval, unmarkRemoval } from "./removal-markers.js";
+import { markForRemoval, markedForRemoval } from "../api/removal.js";
 import { mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";
 
 /** Resources with the memory and CPU parts the merge writes to. */
@@ -168,22 +168,22 @@ export class CreateContainerResult {
     const removed = new Set<string>();
     const set: string[] = [];
     for (const k of keys) {
-      const [key, marked] = unmarkRemoval(k);
-      if (marked) removed.add(key);
+      const key = markedForRemoval(k);
+      if (key !== undefined) removed.add(key);
       else set.push(k);
     }
     for (const k of set) {
       if (removed.has(k)) {
         this.#owners.clearKey(this.#id, field, k, plugin);
         delete container[k];
-        setEntry(reply, markRemoval(k), marker());
+        setEntry(reply, markForRemoval(k), marker());
       }
       this.#owners.claimKey(this.#id, field, k, plugin);
       setEntry(container, k, entries[k]!);
       setEntry(reply, k, entries[k]!);
       removed.delete(k);
     }
-    for (const k of sortedKeys(removed)) setEntry(reply, markRemoval(k), marker());
+    for (const k of sortedKeys(removed)) setEntry(reply, markForRemoval(k), marker());
   }
 
   /**
@@ -316,9 +316,10 @@ export class CreateContainerResult {
     const byType = new Map<string, LinuxNamespace>();
     for (const n of this.#container.linux.namespaces) byType.set(n.type, n);
     for (const n of namespaces) {
-      const [key, marked] = unmarkRemoval(n.type);
+      const removed = markedForRemoval(n.type);
+      const key = removed ?? n.type;
       this.#owners.claimKey(this.#id, Field.Namespace, key, plugin);
-      if (marked) byType.delete(key);
+      if (removed !== undefined) byType.delete(key);
       else byType.set(key, n);
       this.#reply.linux.namespaces.push(n);
     }
@@ -381,8 +382,9 @@ function split<T>(items: readonly T[], keyOf: (t: T) => string): { add: T[]; del
   const del = new Map<string, T>();
   const mod = new Map<string, T>();
   for (const item of items) {
-    const [key, marked] = unmarkRemoval(keyOf(item));
-    if (marked) del.set(key, item);
+    const key = keyOf(item);
+    const removed = markedForRemoval(key);
+    if (removed !== undefined) del.set(removed, item);
     else {
       add.push(item);
       mod.set(key, item);

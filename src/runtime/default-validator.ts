@@ -7,10 +7,10 @@ import {
   type ValidateContainerAdjustmentResponse,
   ValidateContainerAdjustmentResponseSchema,
 } from "../../gen/v1beta1/api_pb.js";
-import { goQuote } from "./go-quote.js";
-import { goMapKeys } from "./map-order.js";
+import { goQuote } from "../internal/go-quote.js";
+import { goMapKeys } from "./go/map-order.js";
 import { keyOwner, keyOwners, simpleOwner } from "./owners.js";
-import { parseYamlStringList } from "./yaml-string-list.js";
+import { parseYamlStringList } from "./go/yaml-string-list.js";
 
 /**
  * The default validator's configuration, with the keys of containerd/nri's YAML configuration

@@ -1,7 +1,7 @@
 import type { FailurePolicy } from "../../gen/v1beta1/api_pb.js";
 import type { PluginCallError } from "./call-error.js";
 import { EventError } from "./event-error.js";
-import type { RuntimeLog } from "./options.js";
+import type { Logger } from "../api/logger.js";
 import { validatorFailure } from "./validation.js";
 
 /** What the failure policy needs of a plugin. */
@@ -27,7 +27,7 @@ export function dropsPlugin(plugin: PolicySubject, err: PluginCallError): boolea
  * plugin's policy says fail_request; otherwise the event goes on as if the plugin had not been
  * there (undefined is returned).
  */
-export function handleRequestError(plugin: PolicySubject, event: string, err: PluginCallError, log: RuntimeLog): EventError | undefined {
+export function handleRequestError(plugin: PolicySubject, event: string, err: PluginCallError, log: Logger): EventError | undefined {
   if (!err.fatal) return new EventError(err.message, event, plugin.id, { cause: err });
   if (dropsPlugin(plugin, err)) {
     log.error(`closing plugin ${plugin.id}, failed to handle ${event} request: ${err.message}`);
@@ -44,7 +44,7 @@ export function handleRequestError(plugin: PolicySubject, event: string, err: Pl
  * A validator's failure: always fails the event, whatever the policy's fail_request; the
  * plugin is dropped as for any other call.
  */
-export function handleValidatorError(plugin: PolicySubject, err: PluginCallError, log: RuntimeLog): EventError {
+export function handleValidatorError(plugin: PolicySubject, err: PluginCallError, log: Logger): EventError {
   if (dropsPlugin(plugin, err)) {
     log.error(`closing plugin ${plugin.id}, failed to handle ValidateContainerAdjustment request: ${err.message}`);
     plugin.close();

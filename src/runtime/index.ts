@@ -2,6 +2,8 @@
  * nri-wire/runtime: what a container runtime uses. NriRuntime has the semantics of
  * containerd/nri v0.12.5's pkg/adaptation: plugins of either revision, launched or external or
  * in-process, events in index order with merged answers, failure policies and Go's error texts.
+ * Every v1beta1 message, schema and enum is here too, as Go's adaptation package aliases them,
+ * so a runtime needs this one import.
  */
 
 export { type EventOptions, type EventRequest, NriRuntime } from "./nri-runtime.js";
@@ -10,7 +12,6 @@ export {
   DEFAULT_PLUGIN_PATH,
   DEFAULT_REGISTRATION_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
-  type RuntimeLog,
   type RuntimeOptions,
   type SyncCallback,
   type SyncFn,
@@ -19,10 +20,20 @@ export {
 } from "./options.js";
 export type { EventMethod, PluginInfo } from "./runtime-plugin.js";
 export type { PluginKind } from "./plugin-backend.js";
-export { type BuiltinContext, type BuiltinHandlers, type BuiltinPlugin, builtinEvents } from "./builtin-plugin.js";
+export type { BuiltinPlugin } from "./builtin-plugin.js";
+export { type HandlerContext, type PluginHandlers, type PluginMethods, eventsOf } from "../api/handlers.js";
+export type { Logger } from "../api/logger.js";
+export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "../api/loose.js";
 export { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
 export { type DefaultValidatorConfig } from "./default-validator.js";
 export { AdaptationError } from "./errors.js";
 export { EventError } from "./event-error.js";
+export { NriCallError } from "../api/call-error.js";
+export { RpcError } from "../ttrpc/errors.js";
+export { Code } from "../ttrpc/status.js";
+export { DecodeError } from "../wire/errors.js";
 export { DEFAULT_SOCKET_PATH } from "../api/socket.js";
 export type { Dialect, EventCalls, Revision } from "../api/revision.js";
+export { clone } from "../wire/clone.js";
+export { create } from "../wire/create.js";
+export * from "../../gen/v1beta1/api_lite.js";

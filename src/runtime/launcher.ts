@@ -2,9 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { open, readFile, readdir, lstat } from "node:fs/promises";
 import type { Socket } from "node:net";
 import { join } from "node:path";
-import { goPathError } from "./go-errno.js";
-import { goQuote } from "./go-quote.js";
-import { parsePluginFileName } from "./plugin-name.js";
+import { goPathError } from "./go/errno.js";
+import { goQuote } from "../internal/go-quote.js";
+import { parsePluginFileName } from "../api/identity.js";
 
 /** A pre-installed plugin found in the plugin directory. */
 export interface DiscoveredPlugin {

@@ -2,7 +2,7 @@ import { rmdir, unlink } from "node:fs/promises";
 import type { Server, Socket } from "node:net";
 import { dirname } from "node:path";
 import { listenUnix } from "../internal/listen.js";
-import { goPathError } from "./go-errno.js";
+import { goPathError } from "./go/errno.js";
 
 /** A listening unix socket whose file never had a mode wider than asked. */
 export interface SafeListener {

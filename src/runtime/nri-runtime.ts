@@ -19,7 +19,7 @@ import { BuiltinBackend } from "./builtin-plugin.js";
 import { CreateContainerResult } from "./create-result.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
 import { DEFAULT_VALIDATOR, defaultValidator } from "./default-validator.js";
-import { goQuote } from "./go-quote.js";
+import { goQuote } from "../internal/go-quote.js";
 import { discoverPlugins, launchPlugin } from "./launcher.js";
 import { type SafeListener, listenSafely } from "./listener.js";
 import { Mutex } from "./mutex.js";
@@ -44,7 +44,7 @@ export interface EventOptions {
   signal?: AbortSignal;
 }
 
-/** Events that the teardown contract (`teardown: "continue"`) never lets a plugin error stop. */
+/** Events that the teardown contract (`teardownErrors: "continue"`) never lets a plugin error stop. */
 const TEARDOWN: ReadonlySet<string> = new Set(TEARDOWN_EVENTS.map(eventHandlerName));
 
 /** A request the plugins' answers adjust: a copy of its own, so the caller's stays as it was given. */
@@ -154,12 +154,12 @@ export class NriRuntime {
     return this.relayAll("postUpdatePodSandbox", request, o);
   }
 
-  /** StopPodSandbox: relayed in order; the first failure fails it unless `teardown` is "continue". */
+  /** StopPodSandbox: relayed in order; the first failure fails it unless `teardownErrors` is "continue". */
   stopPodSandbox(request: EventRequest<"stopPodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("stopPodSandbox", request, o);
   }
 
-  /** RemovePodSandbox: relayed in order; the first failure fails it unless `teardown` is "continue". */
+  /** RemovePodSandbox: relayed in order; the first failure fails it unless `teardownErrors` is "continue". */
   removePodSandbox(request: EventRequest<"removePodSandbox">, o?: EventOptions): Promise<void> {
     return this.relayAll("removePodSandbox", request, o);
   }
@@ -234,7 +234,7 @@ export class NriRuntime {
     });
   }
 
-  /** RemoveContainer: relayed in order; the first failure fails it unless `teardown` is "continue". */
+  /** RemoveContainer: relayed in order; the first failure fails it unless `teardownErrors` is "continue". */
   removeContainer(request: EventRequest<"removeContainer">, o?: EventOptions): Promise<void> {
     return this.relayAll("removeContainer", request, o);
   }
@@ -270,7 +270,7 @@ export class NriRuntime {
     signal: AbortSignal | undefined,
     merge?: (p: RuntimePlugin, res: PluginResponse<K> | undefined) => void,
   ): Promise<void> {
-    const goesOn = this.options.teardown === "continue" && TEARDOWN.has(method);
+    const goesOn = this.options.teardownErrors === "continue" && TEARDOWN.has(method);
     for (const p of this.registry.plugins) {
       if (p.closed) continue;
       try {
@@ -285,10 +285,23 @@ export class NriRuntime {
 
   /** The reference's startPlugins: builtins, then launched plugins, then one synchronization. */
   private async startPlugins(): Promise<void> {
+    const started: RuntimePlugin[] = [];
+    try {
+      await this.startBuiltins(started);
+      await this.launchPreinstalled(started);
+      await this.synchronizeStarted(started);
+    } catch (e) {
+      await Promise.all(started.map((p) => p.stop()));
+      throw e;
+    }
+    for (const p of started) this.pending.delete(p);
+    for (const p of this.registry.add(...started)) void p.stop();
+    this.notify();
+  }
+
+  /** The builtin plugins (the default validator first, when enabled); any failure fails the start. */
+  private async startBuiltins(started: RuntimePlugin[]): Promise<void> {
     const o = this.options;
-    const log = o.log;
-    const discovered = await discoverPlugins(o.pluginPath, o.pluginConfigPath);
-    let started: RuntimePlugin[] = [];
     const builtins = [...o.builtinPlugins];
     if (o.defaultValidator?.enable === true) {
       const check = defaultValidator(o.defaultValidator);
@@ -299,65 +312,68 @@ export class NriRuntime {
       };
       builtins.unshift({ ...DEFAULT_VALIDATOR, handlers: { validateContainerAdjustment } });
     }
-    try {
-      for (const b of builtins) {
-        log.info(`starting builtin NRI plugin ${goQuote(`${b.idx}-${b.name}`)}...`);
-        if (b.name === "" || b.idx === "") throw new Error(`failed to initialize builtin NRI plugin ${goQuote(b.name)}: builtin plugin without index or name (${goQuote(b.idx)}, ${goQuote(b.name)})`);
-        const p = new RuntimePlugin(new BuiltinBackend(b), b.idx, b.name, "", o);
-        await p.start().catch((e: Error) => {
-          throw new Error(`failed to start builtin NRI plugin ${goQuote(b.name)}: ${e.message}`, { cause: e });
-        });
-        started.push(p);
+    for (const b of builtins) {
+      o.log.info(`starting builtin NRI plugin ${goQuote(`${b.idx}-${b.name}`)}...`);
+      if (b.name === "" || b.idx === "") throw new Error(`failed to initialize builtin NRI plugin ${goQuote(b.name)}: builtin plugin without index or name (${goQuote(b.idx)}, ${goQuote(b.name)})`);
+      const p = new RuntimePlugin(new BuiltinBackend(b), b.idx, b.name, "", o);
+      await p.start().catch((e: Error) => {
+        throw new Error(`failed to start builtin NRI plugin ${goQuote(b.name)}: ${e.message}`, { cause: e });
+      });
+      started.push(p);
+    }
+  }
+
+  /** The pre-installed plugins of the plugin directory; one that fails is skipped with a warning. */
+  private async launchPreinstalled(started: RuntimePlugin[]): Promise<void> {
+    const o = this.options;
+    for (const d of await discoverPlugins(o.pluginPath, o.pluginConfigPath)) {
+      o.log.info(`starting pre-installed NRI plugin ${goQuote(d.base)}...`);
+      let p: RuntimePlugin;
+      try {
+        const { child, socket } = await launchPlugin(o.pluginPath, d.idx, d.base);
+        p = new RuntimePlugin(this.connect(socket, "pre-connected"), d.idx, d.base, d.config, o, child);
+        this.track(p);
+      } catch (e) {
+        o.log.warn(`failed to initialize pre-installed NRI plugin ${goQuote(d.base)}: ${(e as Error).message}`);
+        continue;
       }
-      for (const d of discovered) {
-        log.info(`starting pre-installed NRI plugin ${goQuote(d.base)}...`);
-        let p: RuntimePlugin;
+      try {
+        await p.start();
+      } catch (e) {
+        void p.stop();
+        o.log.warn(`failed to start pre-installed NRI plugin ${goQuote(d.base)}: ${(e as Error).message}`);
+        continue;
+      }
+      started.push(p);
+    }
+  }
+
+  /**
+   * One synchronization of everything started, through the runtime's SyncFn; a plugin that fails
+   * it is dropped from `started` with a warning, a SyncFn that rejects fails the start.
+   */
+  private async synchronizeStarted(started: RuntimePlugin[]): Promise<void> {
+    const log = this.options.log;
+    const sync = async (pods: Parameters<RuntimePlugin["synchronize"]>[0], containers: Parameters<RuntimePlugin["synchronize"]>[1]): Promise<ContainerUpdate[]> => {
+      const updates: ContainerUpdate[] = [];
+      for (const p of started.splice(0)) {
         try {
-          const { child, socket } = await launchPlugin(o.pluginPath, d.idx, d.base);
-          p = new RuntimePlugin(this.connect(socket, "pre-connected"), d.idx, d.base, d.config, o, child);
-          this.track(p);
-        } catch (e) {
-          log.warn(`failed to initialize pre-installed NRI plugin ${goQuote(d.base)}: ${(e as Error).message}`);
-          continue;
-        }
-        try {
-          await p.start();
+          updates.push(...(await p.synchronize(pods, containers)));
         } catch (e) {
           void p.stop();
-          log.warn(`failed to start pre-installed NRI plugin ${goQuote(d.base)}: ${(e as Error).message}`);
+          log.warn(`failed to synchronize pre-installed NRI plugin ${goQuote(p.id)}: ${(e as Error).message}`);
           continue;
         }
         started.push(p);
+        log.info(`pre-installed NRI plugin ${goQuote(p.id)} synchronization success`);
       }
-      const sync = async (pods: Parameters<RuntimePlugin["synchronize"]>[0], containers: Parameters<RuntimePlugin["synchronize"]>[1]): Promise<ContainerUpdate[]> => {
-        const updates: ContainerUpdate[] = [];
-        const before = started;
-        started = [];
-        for (const p of before) {
-          try {
-            updates.push(...(await p.synchronize(pods, containers)));
-          } catch (e) {
-            void p.stop();
-            log.warn(`failed to synchronize pre-installed NRI plugin ${goQuote(p.id)}: ${(e as Error).message}`);
-            continue;
-          }
-          started.push(p);
-          log.info(`pre-installed NRI plugin ${goQuote(p.id)} synchronization success`);
-        }
-        return updates;
-      };
-      try {
-        await o.synchronize(sync);
-      } catch (e) {
-        throw new Error(`failed to synchronize pre-installed NRI Plugins: ${(e as Error).message}`, { cause: e });
-      }
+      return updates;
+    };
+    try {
+      await this.options.synchronize(sync);
     } catch (e) {
-      await Promise.all(started.map((p) => p.stop()));
-      throw e;
+      throw new Error(`failed to synchronize pre-installed NRI Plugins: ${(e as Error).message}`, { cause: e });
     }
-    for (const p of started) this.pending.delete(p);
-    for (const p of this.registry.add(...started)) void p.stop();
-    this.notify();
   }
 
   /** An external plugin: register and configure it, then synchronize it and let it join. */

@@ -1,11 +1,12 @@
 import type { Container, ContainerEviction, ContainerUpdate, PodSandbox } from "../../gen/v1beta1/api_pb.js";
+import type { MaybePromise } from "../api/handlers.js";
+import { type Logger, resolveLogger } from "../api/logger.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
 import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH } from "../api/socket.js";
 import type { BuiltinPlugin } from "./builtin-plugin.js";
 import type { DefaultValidatorConfig } from "./default-validator.js";
 import type { Deprecation } from "./deprecation.js";
 
-type MaybePromise<T> = T | Promise<T>;
 
 /** Where the reference looks for pre-installed plugins. */
 export const DEFAULT_PLUGIN_PATH = "/opt/nri/plugins";
@@ -42,16 +43,6 @@ export interface UpdateSource {
  */
 export type UpdateFn = (updates: ContainerUpdate[], source: UpdateSource) => MaybePromise<ContainerUpdate[] | void>;
 
-/** Where the runtime reports what the reference logs. */
-export interface RuntimeLog {
-  /** Progress worth a line: a plugin registered, synchronized, closed. */
-  info(message: string): void;
-  /** Something skipped or dropped that the runtime goes on without. */
-  warn(message: string): void;
-  /** A failure: a plugin refused, closed after an error, or a failed event. */
-  error(message: string): void;
-}
-
 /** Options of an NriRuntime; every one has the reference's default. */
 export interface RuntimeOptions {
   /** Runtime name and version, sent to plugins in Configure. */
@@ -84,18 +75,19 @@ export interface RuntimeOptions {
   /** Unsolicited UpdateContainers; without it plugins get an UNIMPLEMENTED error. */
   updateContainers?: UpdateFn;
   /**
-   * `"go"` (default): an event stops at the first plugin error, as containerd/nri v0.12.5 does.
-   * `"continue"`: StopPodSandbox, RemovePodSandbox, StopContainer and RemoveContainer are never
-   * blocked by a plugin error and still reach later plugins (the pod sandbox lifecycle
-   * contract of containerd/nri PR #286); the errors are logged.
+   * What a plugin's error does to StopPodSandbox, RemovePodSandbox, StopContainer and
+   * RemoveContainer. `"fail"` (default): the event stops at the first plugin error and fails,
+   * as containerd/nri v0.12.5 does. `"continue"`: the error is logged and the event still
+   * reaches later plugins and succeeds (the pod sandbox lifecycle contract of containerd/nri
+   * PR #286).
    */
-  teardown?: "go" | "continue";
+  teardownErrors?: "fail" | "continue";
   /** Each deprecation, as it is recorded. */
   onDeprecation?: (d: Deprecation) => void;
   /** The configuration sent in Configure to a plugin that connected by itself; default none, as the reference sends. */
   externalPluginConfig?: (plugin: { readonly name: string; readonly idx: string }) => string;
-  /** What the reference logs; default: nothing. */
-  log?: Partial<RuntimeLog>;
+  /** Where the runtime reports what the reference logs; what it leaves out goes to the default: warnings and errors to stderr. */
+  log?: Partial<Logger>;
 }
 
 /** RuntimeOptions with every default filled in and checked. */
@@ -113,13 +105,11 @@ export interface ResolvedOptions {
   readonly defaultValidator: DefaultValidatorConfig | undefined;
   readonly synchronize: SyncFn;
   readonly updateContainers: UpdateFn | undefined;
-  readonly teardown: "go" | "continue";
+  readonly teardownErrors: "fail" | "continue";
   readonly onDeprecation: ((d: Deprecation) => void) | undefined;
   readonly externalPluginConfig: ((plugin: { readonly name: string; readonly idx: string }) => string) | undefined;
-  readonly log: RuntimeLog;
+  readonly log: Logger;
 }
-
-const noop = (): void => undefined;
 
 function positiveMs(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -131,7 +121,7 @@ function positiveMs(name: string, value: number | undefined, fallback: number): 
 export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
   const mode = o.socketMode ?? 0o600;
   if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`nri: socketMode 0o${mode.toString(8)} is not a permission mode`);
-  if (o.teardown !== undefined && o.teardown !== "go" && o.teardown !== "continue") throw new RangeError(`nri: teardown "${String(o.teardown)}" is not "go" or "continue"`);
+  if (o.teardownErrors !== undefined && o.teardownErrors !== "fail" && o.teardownErrors !== "continue") throw new RangeError(`nri: teardownErrors "${String(o.teardownErrors)}" is not "fail" or "continue"`);
   return {
     name: o.name,
     version: o.version,
@@ -146,9 +136,9 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     defaultValidator: o.defaultValidator,
     synchronize: o.synchronize ?? (async (sync) => void (await sync([], []))),
     updateContainers: o.updateContainers,
-    teardown: o.teardown ?? "go",
+    teardownErrors: o.teardownErrors ?? "fail",
     onDeprecation: o.onDeprecation,
     externalPluginConfig: o.externalPluginConfig,
-    log: { info: o.log?.info ?? noop, warn: o.log?.warn ?? noop, error: o.log?.error ?? noop },
+    log: resolveLogger(o.log),
   };
 }

@@ -8,8 +8,8 @@ import {
   OwningPluginsSchema,
 } from "../../gen/v1beta1/api_pb.js";
 import { AdaptationError } from "./errors.js";
-import { goQuote } from "./go-quote.js";
-import { markRemoval, unmarkRemoval } from "./removal-markers.js";
+import { goQuote } from "../internal/go-quote.js";
+import { markForRemoval, markedForRemoval } from "../api/removal.js";
 
 /**
  * Which plugin set which field of which container during one event, kept directly in the
@@ -45,14 +45,14 @@ export class Owners {
 
   /** Marks a single-valued field as removed by `plugin` (`-plugin`). */
   clear(id: string, field: Field, plugin: string): void {
-    this.ownersFor(id).simple[field] = markRemoval(plugin);
+    this.ownersFor(id).simple[field] = markForRemoval(plugin);
   }
 
   /** Marks `key` of a keyed field as removed by `plugin` (`-plugin`). */
   clearKey(id: string, field: Field, key: string, plugin: string): void {
     const owners = this.ownersFor(id);
     const compound = (owners.compound[field] ??= create(CompoundFieldOwnersSchema));
-    setEntry(compound.owners, key, markRemoval(plugin));
+    setEntry(compound.owners, key, markForRemoval(plugin));
   }
 
   /** Adds `plugin` to the hooks' contributors (`a,b`); hooks accumulate and never conflict. */
@@ -99,8 +99,9 @@ function fieldOwners(owners: OwningPlugins | undefined, id: string): FieldOwners
 
 /** Go's conflict text; single-valued fields keep the trailing space of an empty qualifier. */
 function checkConflict(field: Field, plugin: string, other: string, key: string): void {
-  const [clearer, marked] = unmarkRemoval(other);
-  if (marked && clearer === plugin) return;
+  const removedBy = markedForRemoval(other);
+  if (removedBy === plugin) return;
+  const clearer = removedBy ?? other;
   const name = Field[field] ?? String(field);
   throw new AdaptationError(`plugins ${goQuote(plugin)} and ${goQuote(clearer)} both tried to set ${name} ${key}`);
 }

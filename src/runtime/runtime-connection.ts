@@ -12,8 +12,8 @@ import { Code } from "../ttrpc/status.js";
 import { registerService } from "../ttrpc/typed.js";
 import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
 import { fromBinary, toBinary } from "../wire/codec.js";
-import { goQuote } from "./go-quote.js";
-import { pluginIndexError, pluginNameError } from "./plugin-name.js";
+import { goQuote } from "../internal/go-quote.js";
+import { pluginIndexError, pluginNameError } from "../api/identity.js";
 
 /** What a plugin said in RegisterPlugin, and the revision of the service it said it to. */
 export interface ConnectionRegistration {

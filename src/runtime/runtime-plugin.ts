@@ -1,3 +1,4 @@
+import type { Revision } from "../api/revision.js";
 import type { ChildProcess } from "node:child_process";
 import { create } from "../wire/create.js";
 import {
@@ -41,7 +42,7 @@ export interface PluginInfo {
   /** The failure policy from Configure; undefined is all defaults. */
   readonly failurePolicy: FailurePolicy | undefined;
   /** The revision of a plugin on a socket, `undefined` for an in-process one. */
-  readonly version: "v1alpha1" | "v1beta1" | undefined;
+  readonly revision: Revision | undefined;
   /** Whether it gets the nine events of the StateChange era as StateChange (a v0.11-era plugin). */
   readonly stateChange: boolean;
   /** Whether it is closed (it is dropped at the end of the next event). */
@@ -92,7 +93,7 @@ export class RuntimePlugin implements PluginInfo {
     return this.policy;
   }
 
-  get version(): "v1alpha1" | "v1beta1" | undefined {
+  get revision(): Revision | undefined {
     return this.backend instanceof PluginConnection ? this.backend.registration?.version : undefined;
   }
 

@@ -10,7 +10,7 @@ import { clone } from "../wire/clone.js";
 import { type CreateContainerResult, fillCreateRequest } from "./create-result.js";
 import { AdaptationError } from "./errors.js";
 import { make } from "./make.js";
-import { goQuote } from "./go-quote.js";
+import { goQuote } from "../internal/go-quote.js";
 
 /**
  * Starts the request validators receive for a CreateContainer event: the pod (shared) and a clone

@@ -1,7 +1,7 @@
 /**
  * nri-wire/testing: the runtime side for plugin authors' tests. `TestRuntime` is an in-process
  * runtime whose events resolve with the plugins' answers merged as the Go runtime merges them;
- * `callContext` builds the second argument of a handler called directly; `runConformance` is the
+ * `handlerContext` builds the second argument of a handler called directly; `runConformance` is the
  * suite behind `nri-wire test-plugin`.
  */
 export {
@@ -13,7 +13,7 @@ export {
   TestRuntime,
   type TestRuntimeOptions,
 } from "./test-runtime.js";
-export { type CallContextInit, callContext } from "./call-context.js";
+export { type HandlerContextInit, handlerContext } from "./handler-context.js";
 export { CHECKS, type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type DialectReport, runConformance } from "./conformance.js";
 export { DEFAULT_SCENARIO, type Scenario, parseScenario } from "./scenario.js";
 export { type PluginInstance, type PluginStarter, launchStarter, socketStarter } from "./plugin-starter.js";

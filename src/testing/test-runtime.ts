@@ -15,8 +15,11 @@ import {
   type UpdatePodSandboxResponse,
 } from "../../gen/v1beta1/api_pb.js";
 import { eventBit, eventOfMethod } from "../api/events.js";
-import { NriPlugin, type PluginHandlers, type PluginOptions } from "../plugin/plugin.js";
-import { type Loose, toMessage } from "../plugin/helpers/loose.js";
+import type { PluginHandlers } from "../api/handlers.js";
+import type { Logger } from "../api/logger.js";
+import { NriPlugin } from "../plugin/plugin.js";
+import type { PluginOptions } from "../plugin/options.js";
+import { type Loose, toMessage } from "../api/loose.js";
 import { NriRuntime } from "../runtime/nri-runtime.js";
 import type { Deprecation } from "../runtime/deprecation.js";
 import type { DefaultValidatorConfig } from "../runtime/default-validator.js";
@@ -42,8 +45,8 @@ export interface TestRuntimeOptions {
   config?: string | ((plugin: { readonly name: string; readonly idx: string }) => string);
   /** The builtin default validator, as containerd configures it. */
   defaultValidator?: DefaultValidatorConfig;
-  /** Where the runtime's log lines go (what the Go runtime logs). Default nowhere. */
-  log?: (level: "info" | "warn" | "error", message: string) => void;
+  /** Where the runtime reports what the Go runtime logs; default, as NriRuntime's: warnings and errors to stderr. */
+  log?: Partial<Logger>;
 }
 
 /** Options of TestRuntime.startPlugin: a plugin's options but where it connects. */
@@ -118,7 +121,7 @@ export class TestRuntime {
         updates.push({ plugin: source.plugin, update });
         return [];
       },
-      ...(log === undefined ? {} : { log: { info: (m: string) => log("info", m), warn: (m: string) => log("warn", m), error: (m: string) => log("error", m) } }),
+      ...(log === undefined ? {} : { log }),
     });
     let relay: SocketRelay | undefined;
     try {

@@ -1,6 +1,7 @@
 import type { FrameBudget } from "./budget.js";
 import { ProtocolError, RpcError } from "./errors.js";
 import { Code } from "./status.js";
+import { readUint32BE } from "../internal/bytes.js";
 
 /** Bytes in a ttrpc frame header: length (u32 BE), stream id (u32 BE), type (u8), flags (u8). */
 export const HEADER_LENGTH = 10;
@@ -184,8 +185,8 @@ export class FrameDecoder {
       }
       let length: number;
       if (this.headerFill === 0 && n - off >= HEADER_LENGTH) {
-        length = ((chunk[off]! << 24) | (chunk[off + 1]! << 16) | (chunk[off + 2]! << 8) | chunk[off + 3]!) >>> 0;
-        this.streamId = ((chunk[off + 4]! << 24) | (chunk[off + 5]! << 16) | (chunk[off + 6]! << 8) | chunk[off + 7]!) >>> 0;
+        length = readUint32BE(chunk, off);
+        this.streamId = readUint32BE(chunk, off + 4);
         this.type = chunk[off + 8]!;
         this.flags = chunk[off + 9]!;
         off += HEADER_LENGTH;
@@ -197,8 +198,8 @@ export class FrameDecoder {
         off += k;
         if (this.headerFill < HEADER_LENGTH) break;
         this.headerFill = 0;
-        length = ((h[0]! << 24) | (h[1]! << 16) | (h[2]! << 8) | h[3]!) >>> 0;
-        this.streamId = ((h[4]! << 24) | (h[5]! << 16) | (h[6]! << 8) | h[7]!) >>> 0;
+        length = readUint32BE(h, 0);
+        this.streamId = readUint32BE(h, 4);
         this.type = h[8]!;
         this.flags = h[9]!;
       }

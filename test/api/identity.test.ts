@@ -3,11 +3,11 @@ import { checkPluginIndex, checkPluginName, parsePluginId, resolveIdentity } fro
 
 describe("plugin identity", () => {
   it("validates index and name like the reference, with exact messages", () => {
-    expect(() => checkPluginIndex("1")).toThrow('nri: invalid plugin index "1": must be 2 digits');
-    expect(() => checkPluginIndex("1a")).toThrow('nri: invalid plugin index "1a": must be 2 digits');
+    expect(() => checkPluginIndex("1")).toThrow('nri: invalid plugin index "1", must be 2 digits');
+    expect(() => checkPluginIndex("1a")).toThrow('nri: invalid plugin index "1a" (not [0-9][0-9])');
     expect(() => checkPluginName("")).toThrow("nri: invalid plugin name: name is empty");
-    expect(() => checkPluginName("a/b")).toThrow('nri: invalid plugin name "a/b": contains invalid character "/"');
-    expect(() => parsePluginId("template")).toThrow('nri: invalid plugin name "template": expected idx-name');
+    expect(() => checkPluginName("a/b")).toThrow(`nri: invalid plugin name "a/b": contains invalid character '/'`);
+    expect(() => parsePluginId("template")).toThrow('nri: invalid plugin name "template", idx-pluginname expected');
     expect(parsePluginId("10-my.plugin+x_y")).toEqual({ idx: "10", name: "my.plugin+x_y" });
   });
 
@@ -19,6 +19,6 @@ describe("plugin identity", () => {
     expect(() => resolveIdentity({ env: {}, executable: "/usr/bin/sidecar" })).toThrow(
       "nri: no plugin index: give idx, set NRI_PLUGIN_IDX, or name the executable NN-name",
     );
-    expect(() => resolveIdentity({ name: "x", idx: "100", env: {} })).toThrow('nri: invalid plugin index "100": must be 2 digits');
+    expect(() => resolveIdentity({ name: "x", idx: "100", env: {} })).toThrow('nri: invalid plugin index "100", must be 2 digits');
   });
 });

@@ -38,7 +38,7 @@ describe("owner lookups", () => {
             if (owner !== undefined && owner !== "10-trusted") throw new Error(`memory limit set by ${owner}`);
           },
         },
-        { name: "validator", idx: "90", log: () => undefined },
+        { name: "validator", idx: "90", log: { error: () => undefined } },
       );
       const e = await runtime.createContainer(pod, ctr).then(() => undefined, (x: Error) => x.message);
       expect(e).toBe("validator plugin 90-validator failed: rpc error: code = Unknown desc = memory limit set by 10-setter");

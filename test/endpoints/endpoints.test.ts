@@ -93,7 +93,7 @@ describe("plugin endpoint", () => {
     cleanup.push(() => child.kill());
     await rt.waitForPlugins(1, 20_000);
     sock.destroy();
-    expect(rt.plugins.map((p) => [p.id, p.version])).toEqual([["07-inherited", "v1beta1"]]);
+    expect(rt.plugins.map((p) => [p.id, p.revision])).toEqual([["07-inherited", "v1beta1"]]);
   }, 30_000);
 
   it("answers the recorded Go runtime's requests as the recorded plugins did (status for status)", async () => {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Mux, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
 import { NriCallError } from "../../src/api/call-error.js";
 import { NriPlugin } from "../../src/plugin/index.js";
-import { NriRuntime, type RuntimeLog } from "../../src/runtime/index.js";
+import { NriRuntime, type Logger } from "../../src/runtime/index.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { ClosedError, RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
@@ -31,7 +31,7 @@ async function runtime(path: string, extra: Partial<ConstructorParameters<typeof
 }
 
 /** A runtime log keeping its error lines. */
-function errorLog(lines: string[]): RuntimeLog {
+function errorLog(lines: string[]): Logger {
   return { info: () => undefined, warn: () => undefined, error: (m) => lines.push(m) };
 }
 

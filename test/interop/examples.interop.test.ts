@@ -236,7 +236,7 @@ describe.each(ERAS)("adjustment and update helpers against the Go runtime %s", (
     expect(update.update!.map((u) => goMessage(ContainerUpdateSchema, u))).toEqual([expected(ContainerUpdateSchema, everyResource("ctr1", true).build())]);
     expect(update.evict).toBeUndefined();
     expect(d.event("StopContainer").update!.map((u) => goMessage(ContainerUpdateSchema, u))).toEqual([expected(ContainerUpdateSchema, { containerId: "ctr0", linux: { resources: { cpu: { shares: { value: 2n } } } } })]);
-    expect(plugin!.runtime).toEqual({ name: "nri-wire-peer", version: era, nriVersion: era === "v0.11.0" ? undefined : era, nriVersionInferred: false, api: "v1alpha1" });
+    expect(plugin!.runtime).toEqual({ name: "nri-wire-peer", version: era, nriVersion: era === "v0.11.0" ? undefined : era, nriVersionInferred: false, revision: "v1alpha1" });
     plugin!.close();
   });
 });

@@ -16,7 +16,7 @@ afterEach(() => {
 /** A plugin whose log lines are collected. */
 function plugin(handlers: PluginHandlers, o: PluginOptions = {}): { p: NriPlugin; log: string[] } {
   const log: string[] = [];
-  const p = new NriPlugin(handlers, { idx: "10", name: "p", env: {}, log: (level, m) => log.push(`${level}: ${m}`), ...o });
+  const p = new NriPlugin(handlers, { idx: "10", name: "p", env: {}, log: { info: (m) => log.push(`info: ${m}`), warn: (m) => log.push(`warn: ${m}`), error: (m) => log.push(`error: ${m}`) }, ...o });
   cleanup.push(() => p.close());
   return { p, log };
 }
@@ -151,16 +151,28 @@ describe("plugin: requests it cannot decode", () => {
 });
 
 describe("plugin: ending itself", () => {
-  it("end() from the Shutdown handler: the runtime gets the answer, then the connection closes", async () => {
+  it("closed carries the runtime's Shutdown reason once the runtime closes the connection", async () => {
+    const path = socketPath();
+    const runtime = new NriRuntime({ name: "rt", version: "1", socketPath: path, pluginPath: "/nonexistent", log: {} });
+    await runtime.start();
+    const { p } = plugin({}, { socketPath: path });
+    await p.start();
+    await runtime.stop("node drained");
+    const why = await p.closed;
+    expect(why.message).toBe("nri: plugin 10-p: shut down by the runtime: node drained");
+    expect((why.cause as Error).message).toBe("mux: trunk closed by peer");
+  });
+
+  it("stop() from the Shutdown handler: the runtime gets the answer, then the connection closes", async () => {
     const rt = await fake({ shutdown: "bye" });
-    const { p } = plugin({ shutdown: (req) => void p.end(new Error(`shut down: ${req.reason}`)) }, { socketPath: rt.path });
+    const { p } = plugin({ shutdown: (req) => void p.stop(new Error(`shut down: ${req.reason}`)) }, { socketPath: rt.path });
     await p.start();
     expect((await p.closed).message).toBe("shut down: bye");
     await eventually(() => rt.seen.length === 2, "the runtime seeing the answer and the close");
     expect(rt.seen).toEqual(["Shutdown answered", "closed: mux: trunk closed by peer"]);
   });
 
-  it("close() from the Shutdown handler cuts off the answer (why end() exists)", async () => {
+  it("close() from the Shutdown handler cuts off the answer (why stop() exists)", async () => {
     const rt = await fake({ shutdown: "bye" });
     const { p } = plugin({ shutdown: () => p.close(new Error("gone")) }, { socketPath: rt.path });
     await p.start();
@@ -170,9 +182,9 @@ describe("plugin: ending itself", () => {
     expect(rt.seen[1]).toMatch(/^Shutdown failed: /);
   });
 
-  it("end() before start() closes at once", async () => {
+  it("stop() before start() closes at once", async () => {
     const { p } = plugin({});
-    expect((await p.end(new Error("never started"))).message).toBe("never started");
+    expect((await p.stop(new Error("never started"))).message).toBe("never started");
   });
 });
 
@@ -183,7 +195,7 @@ describe("plugin: runtimes older than the plugin", () => {
     await p.start();
     expect(rt.refusals).toEqual([]);
     expect(rt.configured[0]!.events).toBe(0b01000000001001);
-    expect(p.runtime).toEqual({ name: "cri-o", version: "1.34.0", nriVersion: "v0.9.1-0.20250219030224-e597e7849f24", nriVersionInferred: true, api: "v1beta1" });
+    expect(p.runtime).toEqual({ name: "cri-o", version: "1.34.0", nriVersion: "v0.9.1-0.20250219030224-e597e7849f24", nriVersionInferred: true, revision: "v1beta1" });
     expect(log).toEqual([
       "info: nri: plugin 10-p: inferred NRI v0.9.1-0.20250219030224-e597e7849f24 for runtime cri-o 1.34.0",
       "warn: nri: plugin 10-p: not subscribing to ValidateContainerAdjustment (0x2000): runtime cri-o 1.34.0 has NRI v0.9.1-0.20250219030224-e597e7849f24 (inferred), which does not know them",
@@ -227,7 +239,7 @@ describe("plugin: runtimes older than the plugin", () => {
     const rt = await fake({ configure: { runtimeName: "containerd", runtimeVersion: "v2.1.0" }, validEvents: 0x7ff, version: "v1alpha1" });
     const { p } = plugin(every, { socketPath: rt.path, dialect: "statechange" });
     await p.start();
-    expect(p.runtime?.api).toBe("v1alpha1");
+    expect(p.runtime?.revision).toBe("v1alpha1");
     expect(rt.configured[0]!.events).toBe(0b1001);
   });
 });

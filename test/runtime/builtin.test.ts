@@ -2,7 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriPlugin } from "../../src/plugin/index.js";
-import { type BuiltinPlugin, type Deprecation, NriRuntime, builtinEvents } from "../../src/runtime/index.js";
+import { type BuiltinPlugin, type Deprecation, NriRuntime, eventsOf } from "../../src/runtime/index.js";
 import { LogRecorder, cleanups, runCleanups, startRuntime, tempDir } from "../support/nri-runtime.js";
 
 afterEach(runCleanups);
@@ -29,7 +29,7 @@ describe("builtin plugins", () => {
       ["10-a", "builtin", (1 << 3) | (1 << 1)],
       ["20-b", "builtin", 1 << 3],
     ]);
-    expect(builtinEvents({ validateContainerAdjustment: () => undefined })).toBe(1 << 13);
+    expect(eventsOf({ validateContainerAdjustment: () => undefined })).toBe(1 << 13);
     const res = await runtime.createContainer({ pod, container });
     expect(seen).toEqual(["10-a", "20-b"]);
     expect(res.adjust?.annotations).toEqual({ a: "1" });

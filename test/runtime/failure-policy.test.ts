@@ -208,8 +208,8 @@ describe("validators", () => {
 });
 
 describe("teardown", () => {
-  const stopping = async (teardown: "go" | "continue") => {
-    const { runtime, socket, logs } = await startRuntime({ teardown });
+  const stopping = async (teardownErrors: "fail" | "continue") => {
+    const { runtime, socket, logs } = await startRuntime({ teardownErrors });
     const reached: string[] = [];
     for (const [idx, fails] of [["10", true], ["20", false]] as const) {
       await scriptedPlugin(socket, {
@@ -234,12 +234,12 @@ describe("teardown", () => {
   };
 
   it("by default a plugin error stops StopPodSandbox, as containerd/nri v0.12.5 does", async () => {
-    const { runtime, reached } = await stopping("go");
+    const { runtime, reached } = await stopping("fail");
     await expect(runtime.stopPodSandbox({ pod })).rejects.toThrow(/^rpc error: code = Unknown desc = cannot stop$/u);
     expect(reached).toEqual(["10"]);
   });
 
-  it('with teardown "continue" StopPodSandbox reaches every plugin and succeeds; other events still stop', async () => {
+  it('with teardownErrors "continue" StopPodSandbox reaches every plugin and succeeds; other events still stop', async () => {
     const { runtime, reached, logs } = await stopping("continue");
     await runtime.stopPodSandbox({ pod });
     expect(reached).toEqual(["10", "20"]);

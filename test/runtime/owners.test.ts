@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Field } from "../../gen/v1beta1/api_pb.js";
 import { AdaptationError } from "../../src/runtime/errors.js";
-import { goQuote } from "../../src/runtime/go-quote.js";
+import { goQuote } from "../../src/internal/go-quote.js";
 import { keyOwner, keyOwners, Owners, simpleOwner } from "../../src/runtime/owners.js";
 import { expectThrown } from "../support/errors.js";
 

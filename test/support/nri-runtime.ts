@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Plugin, Runtime } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
-import { eventsOf } from "../../src/plugin/index.js";
+import { type PluginHandlers, eventsOf } from "../../src/plugin/index.js";
 import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
@@ -117,7 +117,7 @@ export async function scriptedPlugin(
   cleanups.push(() => mux.close());
   const calls: string[] = [];
   // Unless told otherwise, subscribe to exactly the events `impl` handles (0 would mean all).
-  const events = eventsOf(o.impl ?? {});
+  const events = eventsOf((o.impl ?? {}) as PluginHandlers);
   const impl: PluginImpl = {
     configure: () => ({ events, ...o.configure }),
     synchronize: () => ({}),

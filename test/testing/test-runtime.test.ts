@@ -6,7 +6,7 @@ import { Client } from "../../src/ttrpc/client.js";
 import { encodeInit } from "../../src/wire/codec.js";
 import { CreateContainerRequestSchema, RegisterPluginRequestSchema, CreateContainerResponseSchema, UpdateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriPlugin, type PluginHandlers, create } from "../../src/plugin/index.js";
-import { TestRuntime, callContext } from "../../src/testing/index.js";
+import { TestRuntime, handlerContext } from "../../src/testing/index.js";
 
 const pod = { id: "pod1", name: "p", uid: "u1", namespace: "default" };
 const ctr = { id: "ctr1", podSandboxId: "pod1", name: "c", env: ["KEEP=1"] };
@@ -177,23 +177,23 @@ describe("TestRuntime events and options", () => {
   });
 });
 
-describe("callContext", () => {
-  it("builds the context a handler gets, with metadata, a timeout and a signal", async () => {
+describe("handlerContext", () => {
+  it("builds the context a handler gets, with a deadline and a signal", async () => {
     const abort = new AbortController();
-    const ctx = callContext({ method: "UpdateContainer", metadata: { a: ["1", "2"] }, timeoutMs: 50, signal: abort.signal });
-    expect([ctx.service, ctx.method, ctx.metadata, ctx.timeoutNano, ctx.signal.aborted]).toEqual(["nri.pkg.api.v1beta1.Plugin", "UpdateContainer", [{ key: "a", value: "1" }, { key: "a", value: "2" }], 50_000_000, false]);
+    const ctx = handlerContext({ timeoutMs: 60_000, signal: abort.signal });
+    expect([ctx.deadline !== undefined && ctx.deadline > performance.now(), ctx.signal.aborted]).toEqual([true, false]);
     abort.abort(new Error("gone"));
     expect(ctx.signal.aborted).toBe(true);
-    const plain = callContext();
-    expect([plain.method, plain.metadata, plain.timeoutNano, plain.deadline, plain.signal.aborted]).toEqual(["CreateContainer", [], 0, undefined, false]);
-    const timed = callContext({ timeoutMs: 20 });
+    const plain = handlerContext();
+    expect([plain.deadline, plain.signal.aborted]).toEqual([undefined, false]);
+    const timed = handlerContext({ timeoutMs: 20 });
     await new Promise((r) => timed.signal.addEventListener("abort", r));
     expect(timed.signal.aborted).toBe(true);
   });
 
   it("lets a handler be called directly", async () => {
-    const handlers: PluginHandlers = { createContainer: (req, ctx) => ({ adjust: { annotations: { via: `${ctx.method} ${req.container?.id}` } } }) };
-    const res = await handlers.createContainer!(create(CreateContainerRequestSchema, { pod, container: ctr }), callContext());
-    expect(res).toEqual({ adjust: { annotations: { via: "CreateContainer ctr1" } } });
+    const handlers: PluginHandlers = { createContainer: (req, ctx) => ({ adjust: { annotations: { via: `${ctx.signal.aborted ? "aborted" : "live"} ${req.container?.id}` } } }) };
+    const res = await handlers.createContainer!(create(CreateContainerRequestSchema, { pod, container: ctr }), handlerContext());
+    expect(res).toEqual({ adjust: { annotations: { via: "live ctr1" } } });
   });
 });

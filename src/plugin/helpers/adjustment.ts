@@ -38,9 +38,9 @@ import {
   type Hooks,
 } from "../../../gen/v1beta1/api_lite.js";
 import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
-import { type Int64Like, int64, uint64 } from "./integers.js";
-import { type Loose, toMessage } from "./loose.js";
-import { markForRemoval } from "./removal.js";
+import { type Int64Like, int64, uint64 } from "../../api/integers.js";
+import { type Loose, toMessage } from "../../api/loose.js";
+import { markForRemoval } from "../../api/removal.js";
 import { ResourceSetters } from "./resources.js";
 
 const HOOK_KINDS = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"] as const;

@@ -13,7 +13,7 @@ import {
   OptionalUInt64Schema,
 } from "../../../gen/v1beta1/api_lite.js";
 import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
-import { type Int64Like, int64, uint64 } from "./integers.js";
+import { type Int64Like, int64, uint64 } from "../../api/integers.js";
 
 const MEM = "linux.resources.memory";
 const CPU = "linux.resources.cpu";

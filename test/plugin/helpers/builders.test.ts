@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ContainerAdjustmentSchema, ContainerUpdateSchema, IOPrioClass, MpolFlag, MpolMode } from "../../../gen/v1beta1/api_pb.js";
 import { AdjustmentBuilder } from "../../../src/plugin/helpers/adjustment.js";
-import { markForRemoval, markedForRemoval } from "../../../src/plugin/helpers/removal.js";
+import { markForRemoval, markedForRemoval } from "../../../src/api/removal.js";
 import { UpdateBuilder, eviction } from "../../../src/plugin/helpers/update.js";
 
 describe("adjustment builder", () => {

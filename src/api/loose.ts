@@ -1,7 +1,7 @@
 import type { DescMessage, Message, MessageShape } from "@bufbuild/protobuf";
-import { create } from "../../wire/create.js";
-import { realSchema } from "../../wire/lazy.js";
-import { type FieldInfo, type GeneratedMessage, generatedMessage, isMessageOf } from "../../wire/registry.js";
+import { create } from "../wire/create.js";
+import { realSchema } from "../wire/lazy.js";
+import { type FieldInfo, type GeneratedMessage, generatedMessage, isMessageOf } from "../wire/registry.js";
 import { type IntegerKind, checkInteger } from "./integers.js";
 
 /** A protocol wrapper message (`OptionalInt64`, `OptionalString`, ...): one field named value. */

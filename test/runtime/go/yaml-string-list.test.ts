@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseYamlStringList } from "../../src/runtime/yaml-string-list.js";
+import { parseYamlStringList } from "../../../src/runtime/go/yaml-string-list.js";
 
 function error(text: string): string {
   try {

@@ -1,3 +1,5 @@
+import { errorText } from "../../internal/error-text.js";
+
 /** Go's texts for the errno values a runtime meets on its plugin and socket paths. */
 const ERRNO_TEXT: Readonly<Record<string, string>> = {
   EACCES: "permission denied",
@@ -18,5 +20,5 @@ const ERRNO_TEXT: Readonly<Record<string, string>> = {
 export function goPathError(e: unknown, op: string, path: string): string {
   const code = (e as NodeJS.ErrnoException | undefined)?.code;
   const text = code === undefined ? undefined : ERRNO_TEXT[code];
-  return `${op} ${path}: ${text ?? (e instanceof Error ? e.message : String(e))}`;
+  return `${op} ${path}: ${text ?? errorText(e)}`;
 }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkInteger, int32, int64, uint64 } from "../../../src/plugin/helpers/integers.js";
-import "../../support/fc.js";
+import { checkInteger, int32, int64, uint64 } from "../../src/api/integers.js";
+import "../support/fc.js";
 
 describe("range-checked protocol integers", () => {
   it("takes every safe integer and every bigint in range, as the same value", () => {

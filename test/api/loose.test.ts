@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { CreateContainerResponseSchema, OptionalBoolSchema, SynchronizeResponseSchema } from "../../../gen/v1beta1/api_pb.js";
-import { toMessage } from "../../../src/plugin/helpers/loose.js";
+import { CreateContainerResponseSchema, OptionalBoolSchema, SynchronizeResponseSchema } from "../../gen/v1beta1/api_pb.js";
+import { toMessage } from "../../src/api/loose.js";
 
 describe("loose messages", () => {
   it("turns numbers into the bigints of 64-bit fields and bare values into their wrappers", () => {

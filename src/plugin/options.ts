@@ -1,0 +1,57 @@
+import type { Duplex } from "node:stream";
+import type { FailurePolicy } from "../../gen/v1beta1/api_lite.js";
+import type { Logger } from "../api/logger.js";
+import type { Loose } from "../api/loose.js";
+import type { Dialect, Revision } from "../api/revision.js";
+
+/** The runtime a plugin is connected to, as its Configure request told. */
+export interface RuntimeInfo {
+  readonly name: string;
+  readonly version: string;
+  /** The runtime's NRI release, sent or inferred; undefined when neither worked. */
+  readonly nriVersion: string | undefined;
+  /** Whether nriVersion was inferred from the runtime's name and version (older runtimes send none). */
+  readonly nriVersionInferred: boolean;
+  /** The revision the runtime speaks, as told by the package of its Configure call. */
+  readonly revision: Revision;
+}
+
+/** Options of a plugin endpoint. */
+export interface PluginOptions {
+  /** Plugin name; default NRI_PLUGIN_NAME, else the executable's `NN-name`. */
+  name?: string;
+  /** Two-digit index; default NRI_PLUGIN_IDX, else the executable's `NN-name`. */
+  idx?: string;
+  /** Runtime socket path; default the inherited NRI_PLUGIN_SOCKET fd, else /var/run/nri/nri.sock. */
+  socketPath?: string;
+  /** An already connected trunk (overrides socketPath). */
+  socket?: Duplex;
+  /** What the plugin speaks (default v1beta1: both revisions); the others act as older plugins, for tests. */
+  dialect?: Dialect;
+  /** How long registration, Configure and Synchronize may take in all. Default 5000 ms. */
+  registrationTimeoutMs?: number;
+  /**
+   * Microseconds the event loop keeps polling after an answer is sent, while the runtime's
+   * next request comes within that time, instead of sleeping until it wakes the plugin (see
+   * the README's "Busy polling"); 0 turns it off. Default 250.
+   */
+  busyPollMicros?: number;
+  /** Called once when the connection to the runtime ends, with the reason. */
+  onClose?: (reason: Error) => void;
+  /** Environment to read NRI_PLUGIN_* from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Executable path for the `NN-name` rule (default process.argv[1]). */
+  executable?: string;
+  /**
+   * What the runtime does when this plugin times out, loses its connection or breaks the
+   * protocol (sent in the Configure response; runtimes before NRI v0.12.5 ignore it).
+   */
+  failurePolicy?: Loose<FailurePolicy>;
+  /**
+   * Handlers for events the runtime's NRI release does not know: `skip` (the default) leaves
+   * them out of the subscription and logs that; `error` fails Configure instead.
+   */
+  unknownEvents?: "skip" | "error";
+  /** Where the plugin's messages go; what it leaves out goes to the default: warnings and errors to stderr. */
+  log?: Partial<Logger>;
+}
