@@ -1,7 +1,8 @@
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { runConformance } from "../testing/conformance.js";
 import { formatJson, formatJunit, formatTable } from "../testing/conformance-report.js";
 import { launchStarter, socketStarter } from "../testing/plugin-starter.js";
+import { SCENARIO_FORMAT, type Scenario, parseScenario } from "../testing/scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
 import { type Command, EXIT, UsageError } from "./command.js";
 
@@ -10,6 +11,22 @@ function ms(name: string, raw: string | undefined): number | undefined {
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 1) throw new UsageError(`nri-wire test-plugin: --${name} ${raw} is not a positive number of ms`);
   return n;
+}
+
+/** The scenario in `file`, or a usage error naming the file and what is wrong with it. */
+async function scenarioFrom(file: string): Promise<Scenario> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (e) {
+    throw new UsageError(`nri-wire test-plugin: --scenario ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+  try {
+    return parseScenario(JSON.parse(text));
+  } catch (e) {
+    const why = e instanceof SyntaxError ? `not JSON: ${e.message}` : (e as Error).message;
+    throw new UsageError(`nri-wire test-plugin: --scenario ${file}: ${why}`);
+  }
 }
 
 /**
@@ -37,6 +54,9 @@ export async function runTestPlugin(
   const requestTimeoutMs = ms("request-timeout", str("request-timeout"));
   const registrationTimeoutMs = ms("registration-timeout", str("registration-timeout"));
   const goneTimeoutMs = ms("gone-timeout", str("gone-timeout"));
+  const aliveWindowMs = ms("alive-window", str("alive-window"));
+  const scenarioFile = str("scenario");
+  const scenario = scenarioFile === undefined ? undefined : await scenarioFrom(scenarioFile);
   const config = str("config");
   const junit = str("junit");
   const report = await runConformance({
@@ -45,6 +65,8 @@ export async function runTestPlugin(
     ...(requestTimeoutMs === undefined ? {} : { requestTimeoutMs }),
     ...(registrationTimeoutMs === undefined ? {} : { registrationTimeoutMs }),
     ...(goneTimeoutMs === undefined ? {} : { goneTimeoutMs }),
+    ...(aliveWindowMs === undefined ? {} : { aliveWindowMs }),
+    ...(scenario === undefined ? {} : { scenario }),
     ...(config === undefined ? {} : { config }),
   });
   print(values.json === true ? formatJson(report) : formatTable(report));
@@ -56,8 +78,7 @@ export async function runTestPlugin(
 export const testPluginCommand: Command = {
   name: "test-plugin",
   summary: "Run the NRI conformance suite on a plugin, playing a v1beta1, a dedicated-era and a StateChange-era runtime.",
-  description:
-    "Starts the plugin command as a runtime starts a pre-installed plugin (its connection on fd 3,\nNRI_PLUGIN_NAME, NRI_PLUGIN_IDX, NRI_PLUGIN_SOCKET=3), or with --socket listens there for the command\n(pointed at PATH) or a plugin started by other means. Prints a table per dialect; exit code 1 on any failure.",
+  description: `Starts the plugin command as a runtime starts a pre-installed plugin (its connection on fd 3,\nNRI_PLUGIN_NAME, NRI_PLUGIN_IDX, NRI_PLUGIN_SOCKET=3), or with --socket listens there for the command\n(pointed at PATH) or a plugin started by other means. Prints a table per dialect, with the end of the\nplugin's stderr when a check failed; exit code 1 on any failure.\n\n${SCENARIO_FORMAT}`,
   options: {
     name: { type: "string", value: "N", description: "plugin name to launch with (default test-plugin); with --socket, the name expected" },
     idx: { type: "string", value: "NN", description: "plugin index to launch with (default 50); with --socket, the index expected" },
@@ -69,6 +90,8 @@ export const testPluginCommand: Command = {
     "request-timeout": { type: "string", value: "MS", description: "request timeout (default 2000)" },
     "registration-timeout": { type: "string", value: "MS", description: "registration timeout (default 5000)" },
     "gone-timeout": { type: "string", value: "MS", description: "how long a launched plugin may outlive its connection (default 2000)" },
+    "alive-window": { type: "string", value: "MS", description: "how long the plugin must stay up after its last answer before a restart or Shutdown (default 200)" },
+    scenario: { type: "string", value: "FILE", description: "the pods, containers and annotations of the script, as JSON (format below)" },
   },
   positionals: "-- <plugin command...>",
   run: (v, positionals) => runTestPlugin(v, positionals),

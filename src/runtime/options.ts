@@ -85,6 +85,8 @@ export interface RuntimeOptions {
   teardownErrors?: "fail" | "continue";
   /** Each deprecation, as it is recorded. */
   onDeprecation?: (d: Deprecation) => void;
+  /** The configuration sent in Configure to a plugin that connected by itself; default none, as the reference sends. */
+  externalPluginConfig?: (plugin: { readonly name: string; readonly idx: string }) => string;
   /** Where the runtime reports what the reference logs; what it leaves out goes to the default: warnings and errors to stderr. */
   log?: Partial<Logger>;
 }
@@ -106,6 +108,7 @@ export interface ResolvedOptions {
   readonly updateContainers: UpdateFn | undefined;
   readonly teardownErrors: "fail" | "continue";
   readonly onDeprecation: ((d: Deprecation) => void) | undefined;
+  readonly externalPluginConfig: ((plugin: { readonly name: string; readonly idx: string }) => string) | undefined;
   readonly log: Logger;
 }
 
@@ -136,6 +139,7 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     updateContainers: o.updateContainers,
     teardownErrors: o.teardownErrors ?? "fail",
     onDeprecation: o.onDeprecation,
+    externalPluginConfig: o.externalPluginConfig,
     log: resolveLogger(o.log),
   };
 }

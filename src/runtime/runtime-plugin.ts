@@ -66,7 +66,7 @@ export class RuntimePlugin implements PluginInfo {
     public idx: string,
     public name: string,
     /** Configuration text, sent in Configure. */
-    readonly config: string,
+    public config: string,
     private readonly options: ResolvedOptions,
     /** The process of a launched plugin. */
     readonly child?: ChildProcess,
@@ -132,6 +132,7 @@ export class RuntimePlugin implements PluginInfo {
       if (b.kind === "external") {
         this.name = reg.name;
         this.idx = reg.idx;
+        this.config = this.options.externalPluginConfig?.(reg) ?? this.config;
       }
     }
     try {

@@ -26,6 +26,7 @@ function dialectTable(f: DialectReport): string {
     }
   }
   for (const d of f.deprecations) lines.push(`  deprecated: ${d.plugin} ${d.detail}, takes it as StateChange`);
+  if (f.stderr !== undefined) lines.push("  the plugin's stderr ended with:", indent(f.stderr.trimEnd(), "    "));
   return lines.join("\n");
 }
 
@@ -59,7 +60,8 @@ export function formatJunit(r: ConformanceReport): string {
     });
     const props = f.deprecations.map((d) => `      <property name="deprecation" value="${xml(`${d.plugin} ${d.detail}`)}"/>`);
     const properties = props.length === 0 ? [] : ["    <properties>", ...props, "    </properties>"];
-    return [`  <testsuite name="${f.dialect}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, "  </testsuite>"].join("\n");
+    const stderr = f.stderr === undefined ? [] : [`    <system-err>${xml(f.stderr)}</system-err>`];
+    return [`  <testsuite name="${f.dialect}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, ...stderr, "  </testsuite>"].join("\n");
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xml(`nri-wire test-plugin: ${r.plugin}`)}">\n${suites.join("\n")}\n</testsuites>\n`;
 }

@@ -19,7 +19,7 @@ import { SessionDecoder } from "../capture/session-decoder.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import type { PluginInstance, PluginStarter } from "./plugin-starter.js";
-import { scriptContainer, scriptPod, syncContainer, syncPod } from "./script-objects.js";
+import { DEFAULT_SCENARIO, type Scenario } from "./scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
 import { type CallRecord, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
 
@@ -70,6 +70,8 @@ export interface DialectReport {
   readonly dialect: Dialect;
   /** How the plugin registered, if it did. */
   readonly registration?: { readonly name: string; readonly idx: string; readonly version: string };
+  /** The end of what the plugin wrote to stderr, when a check failed and the runner started it. */
+  readonly stderr?: string;
   readonly checks: readonly CheckResult[];
   /** Events the plugin only takes through StateChange, recorded as a dedicated-era runtime does. */
   readonly deprecations: readonly Deprecation[];
@@ -99,13 +101,15 @@ export interface ConformanceOptions {
   shutdownWindowMs?: number;
   /** ConfigureRequest.config. Default empty, as with no configuration file. */
   config?: string;
+  /** The pods and containers the script is about (see parseScenario). Default DEFAULT_SCENARIO. */
+  scenario?: Scenario;
+  /**
+   * How long the plugin must stay connected after its last answer before the runner closes the
+   * connection (the restart) or sends Shutdown, so that a plugin dying shortly after an answer
+   * fails the alive check rather than racing the runner's next step. Default 200 ms.
+   */
+  aliveWindowMs?: number;
 }
-
-/** The state the script creates: a pod and container present before the plugin, then its own. */
-const pod0 = syncPod;
-const ctr0 = syncContainer;
-const pod1 = scriptPod("test");
-const ctr1 = scriptContainer("test");
 
 const sleep = (ms: number): Promise<"timeout"> => new Promise((r) => setTimeout(() => r("timeout"), ms).unref());
 
@@ -165,9 +169,12 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
   const requestTimeoutMs = o.requestTimeoutMs ?? 2000;
   const registrationTimeoutMs = o.registrationTimeoutMs ?? 5000;
   const goneTimeoutMs = o.goneTimeoutMs ?? 2000;
+  const scenario = o.scenario ?? DEFAULT_SCENARIO;
+  const { pod: pod1, container: ctr1, existing } = scenario;
+  const target = ctr1.id;
   const checks = new Checks();
   const deprecations: Deprecation[] = [];
-  const known = new Set(["ctr0"]);
+  const known = new Set(existing.containers.map((c) => c.id));
   let registration: DialectReport["registration"];
   let instance: PluginInstance | undefined;
   let conn: ScriptedConnection | undefined;
@@ -176,6 +183,9 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
   let restarting = false;
   let ended: string | undefined;
   const conns: ScriptedConnection[] = [];
+  const instances: PluginInstance[] = [];
+  /** Per connection: settles with why the plugin went, once it went while expected to stay. */
+  const lostOf = new WeakMap<ScriptedConnection, Promise<string>>();
 
   /** Starts an instance and waits for its registration; the check that a failure belongs to is `check`. */
   const connect = async (check: "registration" | "restart"): Promise<void> => {
@@ -199,16 +209,24 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
       if (c.shutdownAnswered) stray.push(d);
     });
     strayOf.set(c, stray);
-    void Promise.race([inst.gone, c.mux.closed.then(() => "closed its connection")]).then((why) => {
-      if (!restarting && !c.shutdownAnswered && ended === undefined) ended = `plugin ${why}`;
+    instances.push(inst);
+    // Whether the plugin going is a fault is decided when it goes (not during a restart, nor
+    // after Shutdown); for a process, its exit status says more than its connection's end.
+    const unexpected = (): boolean => !restarting && !c.shutdownAnswered;
+    const lost = Promise.race([inst.gone.then((why) => ({ why, fault: unexpected() })), c.mux.closed.then(() => ({ why: undefined, fault: unexpected() }))]).then(async ({ why, fault }) => {
+      if (!fault) return new Promise<string>(() => undefined);
+      const said = why ?? (await Promise.race([inst.gone, sleep(goneTimeoutMs).then(() => "closed its connection")]));
+      ended ??= `plugin ${said}`;
+      return ended;
     });
-    const reg = await Promise.race([c.registered, sleep(registrationTimeoutMs), inst.gone]);
+    lostOf.set(c, lost);
+    const reg = await Promise.race([c.registered.catch(() => "closed its connection"), sleep(registrationTimeoutMs), inst.gone]);
     if (typeof reg === "string") {
       checks.fail(check, reg === "timeout" ? `the plugin did not register within ${registrationTimeoutMs} ms` : `the plugin ${reg} before registering`);
       throw new Gone();
     }
     id = `${reg.idx}-${reg.name}`;
-    registration = { name: reg.name, idx: reg.idx, version: reg.version };
+    registration = { name: reg.name, idx: reg.idx, version: reg.revision };
     const bad: string[] = [];
     try {
       checkPluginName(reg.name);
@@ -229,6 +247,12 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
   };
 
   const strayOf = new WeakMap<ScriptedConnection, Uint8Array[]>();
+
+  /** Before the runner ends the connection itself: the plugin must still be there a while after its last answer. */
+  const stillThere = async (): Promise<void> => {
+    await Promise.race([lostOf.get(conn!), sleep(o.aliveWindowMs ?? 200)]);
+    if (ended !== undefined) throw new Gone();
+  };
 
   /** One call with the checks every answer gets; throws Gone once the plugin is gone. */
   const call = async <K extends PluginMethodName>(method: K, request: MessageInitShape<never>, failAs?: CheckId): Promise<CallRecord> => {
@@ -321,26 +345,26 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
     await connect("registration");
     await configureAndSync(
       [
-        { pods: [pod0], containers: [] },
-        { pods: [], containers: [ctr0] },
+        { pods: [...existing.pods], containers: [] },
+        { pods: [], containers: [...existing.containers] },
       ],
       "configure",
     );
     checks.ok("synchronize");
     await event("runPodSandbox", { pod: pod1 } as never);
-    known.add("ctr1");
+    known.add(target);
     const createRequest = create(CreateContainerRequestSchema, { pod: pod1, container: ctr1 });
     const created = await event("createContainer", clone(CreateContainerRequestSchema, createRequest) as never);
     let validateAdjust: CreateContainerResponse | undefined;
     if (created?.response !== undefined) {
       const res = created.response as CreateContainerResponse;
       checkIds(created, res.update, res.evict.map((e) => e.containerId));
-      const self = res.update.filter((u) => u.containerId === "ctr1");
-      if (self.length > 0) checks.fail("creating", `CreateContainer updates "ctr1", the container being created`, created.responseJson);
+      const self = res.update.filter((u) => u.containerId === target);
+      if (self.length > 0) checks.fail("creating", `CreateContainer updates "${target}", the container being created`, created.responseJson);
       else checks.ok("creating");
       merge(created, () => {
         const result = new CreateContainerResult(clone(CreateContainerRequestSchema, createRequest));
-        result.apply(id, { ...res, update: res.update.filter((u) => u.containerId !== "ctr1") } as CreateContainerResponse);
+        result.apply(id, { ...res, update: res.update.filter((u) => u.containerId !== target) } as CreateContainerResponse);
         validateAdjust = result.response();
       });
     }
@@ -353,6 +377,7 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
     await event("postStartContainer", { pod: pod1, container: running } as never);
 
     // A runtime restart: the connection goes; a launched plugin must go with it.
+    await stillThere();
     restarting = true;
     const old = instance!;
     conn!.close();
@@ -363,7 +388,7 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
     }
     await connect("restart");
     restarting = false;
-    await configureAndSync([{ pods: [pod0, pod1], containers: [ctr0, running] }], "restart");
+    await configureAndSync([{ pods: [...existing.pods, pod1], containers: [...existing.containers, running] }], "restart");
     checks.ok("restart");
 
     const updateRequest = create(UpdateContainerRequestSchema, { pod: pod1, container: running, linuxResources: { cpu: { shares: { value: 1024n } } } });
@@ -388,6 +413,7 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
     await event("removePodSandbox", { pod: pod1 } as never);
 
     const c = conn!;
+    await stillThere();
     await call("shutdown", { reason: "nri-wire test-plugin finished its script" } as never, "shutdown");
     // After Shutdown the plugin may go; watch for stray writes until it does or the window ends.
     await Promise.race([instance!.gone, c.mux.closed, sleep(o.shutdownWindowMs ?? 500)]);
@@ -421,9 +447,12 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
   if (conns.every((c) => c.unsolicited.length === 0)) checks.note("unsolicited", "the plugin sent none");
   checks.note("ids", "the plugin asked for no updates or evictions");
   const results = checks.results();
+  const failed = results.some((r) => r.status === "fail");
+  const stderr = instances.map((i) => i.stderr?.() ?? "").join("");
   return {
     dialect,
     ...(registration === undefined ? {} : { registration }),
+    ...(failed && stderr !== "" ? { stderr } : {}),
     checks: results,
     deprecations,
     passed: results.every((r) => r.status !== "fail"),

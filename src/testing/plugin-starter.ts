@@ -13,6 +13,8 @@ export interface PluginInstance {
   readonly restartable: boolean;
   /** Stops it if the runner started it (SIGKILL, as a runtime stops a plugin it launched). */
   kill(): void;
+  /** The end of what it wrote to stderr, if the runner started it. */
+  stderr?(): string;
 }
 
 /** Starts the plugin under test, once per dialect and again after a runtime restart. */
@@ -27,25 +29,23 @@ export interface PluginStarter {
   close(): Promise<void>;
 }
 
-/** Output the runner keeps of a process it started, for failure details. */
-function tail(child: ChildProcess): () => string {
+/** How much of a plugin's stderr the runner keeps for the report. */
+const STDERR_TAIL = 4000;
+
+/** The end of a process's stderr, kept for the report of a failed check; stdout is drained. */
+function stderrTail(child: ChildProcess): () => string {
   let out = "";
-  const keep = (d: Buffer): void => {
-    out = (out + d.toString()).slice(-4000);
-  };
-  child.stdout?.on("data", keep);
-  child.stderr?.on("data", keep);
+  child.stdout?.resume();
+  child.stderr?.on("data", (d: Buffer) => {
+    out = (out + d.toString()).slice(-STDERR_TAIL);
+  });
   return () => out;
 }
 
-function exitText(child: ChildProcess, output: () => string): Promise<string> {
+function exitText(child: ChildProcess): Promise<string> {
   return new Promise((resolve) => {
     child.once("error", (e) => resolve(`could not start: ${e.message}`));
-    child.once("exit", (code, signal) => {
-      const why = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
-      const out = output().trim();
-      resolve(out === "" ? why : `${why}; its output ended with:\n${out}`);
-    });
+    child.once("exit", (code, signal) => resolve(signal !== null ? `was killed by ${signal}` : `exited with code ${code}`));
   });
 }
 
@@ -68,9 +68,10 @@ export function launchStarter(command: readonly string[], name: string, idx: str
         env: { ...env, NRI_PLUGIN_NAME: name, NRI_PLUGIN_IDX: idx, NRI_PLUGIN_SOCKET: "3" },
       });
       live.add(child);
-      const gone = exitText(child, tail(child));
+      const stderr = stderrTail(child);
+      const gone = exitText(child);
       void gone.then(() => live.delete(child));
-      return { socket: child.stdio[3] as Socket, gone, restartable: true, kill: () => void child.kill("SIGKILL") };
+      return { socket: child.stdio[3] as Socket, gone, restartable: true, kill: () => void child.kill("SIGKILL"), stderr };
     },
     async close(): Promise<void> {
       for (const c of live) c.kill("SIGKILL");
@@ -112,11 +113,13 @@ export function socketStarter(path: string, command: readonly string[] | undefin
       await listen();
       let child: ChildProcess | undefined;
       let exited: Promise<string> | undefined;
+      let stderr: (() => string) | undefined;
       if (command !== undefined) {
         const [file, ...args] = command;
         child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"] });
         live.add(child);
-        exited = exitText(child, tail(child));
+        stderr = stderrTail(child);
+        exited = exitText(child);
         const c = child;
         void exited.then(() => live.delete(c));
       }
@@ -144,6 +147,7 @@ export function socketStarter(path: string, command: readonly string[] | undefin
         kill: () => {
           c?.kill("SIGKILL");
         },
+        ...(stderr === undefined ? {} : { stderr }),
       };
     },
     async close(): Promise<void> {

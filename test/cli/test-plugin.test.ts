@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../../src/testing/conformance.js";
@@ -80,5 +80,78 @@ describe("nri-wire test-plugin on the Go stub plugin", () => {
     const bad = await runPeer(cli, ["test-plugin", "--dialect", "v2", "--", "true"], 60_000);
     expect(bad.code).toBe(2);
     expect(bad.stderr.split("\n")[0]).toBe('nri-wire test-plugin: unknown dialect "v2": use v1beta1, v1alpha1, statechange');
+  }, 60_000);
+});
+
+/** The example plugins: every file of examples/ that makes an NriPlugin, but those below. */
+const NOT_ALONE: Record<string, string> = {
+  "several-plugins": "three of the other examples in one process, three connections: each is run on its own",
+};
+const EXAMPLES = readdirSync(join(import.meta.dirname, "../../examples"))
+  .filter((f) => f.endsWith(".ts") && readFileSync(join(import.meta.dirname, "../../examples", f), "utf8").includes("new NriPlugin("))
+  .map((f) => f.slice(0, -3));
+/** The scenario each example needs for its own paths to run (examples/scenarios/NAME.json). */
+const SCENARIOS = new Set(readdirSync(join(import.meta.dirname, "../../examples/scenarios")).map((f) => f.replace(/\.json$/u, "")));
+
+describe("nri-wire test-plugin on every example plugin", () => {
+  it("knows every example: each is run below or said why not", () => {
+    expect(EXAMPLES.length).toBeGreaterThanOrEqual(5);
+    for (const s of SCENARIOS) expect(EXAMPLES).toContain(s);
+  });
+
+  it.each(EXAMPLES.filter((e) => NOT_ALONE[e] === undefined))("%s passes in every dialect, launched on fd 3", async (name) => {
+    const plugin = tsCommand(`examples/${name}.ts`);
+    const scenario = SCENARIOS.has(name) ? ["--scenario", join(import.meta.dirname, `../../examples/scenarios/${name}.json`)] : [];
+    const r = await runPeer(cli, ["test-plugin", "--json", ...SLOW_START, ...scenario, "--name", name, "--idx", "42", "--", plugin[0], ...plugin[1]], 300_000);
+    const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
+    const failed = report.dialects.flatMap((d) => d.checks.filter((c) => c.status === "fail").map((c) => [d.dialect, c.id, c.failures.map((f) => f.message), d.stderr]));
+    expect(failed).toEqual([]);
+    expect(r.code).toBe(0);
+  }, 300_000);
+
+  it("runs an example's annotation-driven path from the scenario: a refused ulimit fails CreateContainer with the plugin's text", async () => {
+    const file = join(socketDir(), "soft-above-hard.json");
+    const ulimits = JSON.stringify([{ type: "nofile", hard: 1024, soft: 2048 }]);
+    writeFileSync(file, JSON.stringify({ pod: { annotations: { "ulimits.nri-wire.dev/container.app": ulimits } }, container: { name: "app" } }));
+    const plugin = tsCommand("examples/ulimit-adjuster.ts");
+    const r = await runPeer(cli, ["test-plugin", "--json", "--dialect", "v1beta1", ...SLOW_START, "--scenario", file, "--", plugin[0], ...plugin[1]], 300_000);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
+    expect(report.dialects[0]!.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((f) => f.message)])).toEqual([
+      ["events", ["CreateContainer (sent as nri.pkg.api.v1beta1.Plugin/CreateContainer) failed: unknown: ulimit-adjuster: nofile: soft limit 2048 above hard limit 1024"]],
+    ]);
+  }, 300_000);
+});
+
+describe("nri-wire test-plugin on a plugin that dies", () => {
+  it("fails a plugin that exits 50 ms after answering CreateContainer, and prints its stderr", async () => {
+    const plugin = tsCommand("test/testing/fixtures/exits-after-create.ts");
+    const r = await runPeer(cli, ["test-plugin", "--dialect", "v1beta1", ...SLOW_START, "--", plugin[0], ...plugin[1]], 300_000);
+    expect(r.code).toBe(1);
+    const table = r.lines.join("\n");
+    expect(table).toContain("  FAIL  alive           stays running and connected from registration to Shutdown\n                        plugin exited with code 3\n");
+    expect(table).toContain("  the plugin's stderr ended with:\n    exits-after-create: leaving 50 ms after CreateContainer\n");
+    expect(r.lines.at(-1)).toBe("1 failed: v1beta1/alive");
+  }, 300_000);
+});
+
+describe("nri-wire test-plugin --scenario", () => {
+  it("refuses a file it cannot read or that is not a scenario, naming the file and what is wrong", async () => {
+    const missing = join(socketDir(), "missing.json");
+    const bad = join(socketDir(), "bad.json");
+    writeFileSync(bad, JSON.stringify({ pods: [] }));
+    const notJson = join(socketDir(), "not.json");
+    writeFileSync(notJson, "pod:");
+    const texts: string[] = [];
+    for (const f of [missing, bad, notJson]) {
+      const r = await runPeer(cli, ["test-plugin", "--scenario", f, "--", "true"], 60_000);
+      expect(r.code).toBe(2);
+      texts.push(r.stderr.split("\n")[0]!);
+    }
+    expect(texts).toEqual([
+      `nri-wire test-plugin: --scenario ${missing}: no such file`,
+      `nri-wire test-plugin: --scenario ${bad}: scenario: unknown key "pods": use pod, container, existing`,
+      `nri-wire test-plugin: --scenario ${notJson}: not JSON: Unexpected token 'p', "pod:" is not valid JSON`,
+    ]);
   }, 60_000);
 });

@@ -1,11 +1,9 @@
 import { createServer, type Server as NetServer } from "node:net";
-import { create, fromBinary, type MessageInitShape, toBinary } from "@bufbuild/protobuf";
+import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConfigureRequestSchema, type ConfigureResponse, ConfigureResponseSchema, ShutdownRequestSchema, SynchronizeRequestSchema } from "../../gen/v1beta1/api_pb.js";
-import { Mux } from "../../src/mux/mux.js";
-import { Client } from "../../src/ttrpc/client.js";
-import { Server } from "../../src/ttrpc/server.js";
+import { RuntimeConnection } from "../../src/runtime/runtime-connection.js";
+import { encodeInit, fromBinary } from "../../src/wire/codec.js";
 import { socketPath } from "./socket.js";
-
 /** What a FakeRuntime does with a plugin that connects. */
 export interface FakeRuntimeOptions {
   /** The Configure request (runtime name, version, NRI version...). */
@@ -21,9 +19,10 @@ export interface FakeRuntimeOptions {
 }
 
 /**
- * A bare runtime for plugin tests, built from the mux and ttrpc layers: registers one plugin,
- * configures it, refuses unknown events by closing the connection (as the Go runtimes do,
- * logging "invalid plugin events"), and synchronizes it with nothing.
+ * A bare runtime for plugin tests on the runtime-side connection core alone (no registry, no
+ * merging): takes one plugin's registration, configures it, refuses unknown events by closing
+ * the connection (as the Go runtimes do, logging "invalid plugin events"), and synchronizes it
+ * with nothing.
  */
 export class FakeRuntime {
   readonly path = socketPath();
@@ -38,39 +37,38 @@ export class FakeRuntime {
   private readonly net: NetServer;
 
   constructor(o: FakeRuntimeOptions = {}) {
-    const pkg = `nri.pkg.api.${o.version ?? "v1beta1"}`;
     this.net = createServer((sock) => {
-      const mux = new Mux(sock);
-      new Server().register(`${pkg}.Runtime`, { RegisterPlugin: { kind: "unary", handler: () => new Uint8Array(0) } }).serve(mux.open(2));
-      const client = new Client(mux.open(1));
+      const conn = new RuntimeConnection(sock, { serves: [o.version ?? "v1beta1"], checkIdentity: false, updateContainers: () => [] });
+      const mux = conn.mux;
       void (async () => {
         try {
-          const res = await client.call(`${pkg}.Plugin`, "Configure", toBinary(ConfigureRequestSchema, create(ConfigureRequestSchema, o.configure ?? {})));
+          await conn.registered;
+          const res = await conn.call("Configure", encodeInit(ConfigureRequestSchema, o.configure ?? {}), {});
           const answer = fromBinary(ConfigureResponseSchema, res);
           this.configured.push(answer);
           const extra = answer.events & ~(o.validEvents ?? 0x3fff);
           if (extra !== 0) {
             this.refusals.push(`invalid plugin events: 0x${extra.toString(16)}`);
-            mux.close(new Error("refused"));
+            conn.close(new Error("refused"));
             return;
           }
-          await client.call(`${pkg}.Plugin`, "Synchronize", toBinary(SynchronizeRequestSchema, create(SynchronizeRequestSchema, {})));
+          await conn.call("Synchronize", encodeInit(SynchronizeRequestSchema, {}), {});
           for (const c of o.calls ?? []) {
-            await client.call(`${pkg}.Plugin`, c.method, c.payload).then(
+            await conn.call(c.method, c.payload, {}).then(
               (r) => this.seen.push(`${c.method} answered ${r.length} bytes`),
               (e: Error) => this.seen.push(`${c.method} failed: ${e.message}`),
             );
           }
           if (o.shutdown !== undefined) {
             void mux.closed.then((r) => this.seen.push(`closed: ${r.message}`));
-            await client.call(`${pkg}.Plugin`, "Shutdown", toBinary(ShutdownRequestSchema, create(ShutdownRequestSchema, { reason: o.shutdown }))).then(
+            await conn.call("Shutdown", encodeInit(ShutdownRequestSchema, { reason: o.shutdown }), {}).then(
               () => this.seen.push("Shutdown answered"),
               (e: Error) => this.seen.push(`Shutdown failed: ${e.message}`),
             );
           }
         } catch (e) {
           this.errors.push((e as Error).message);
-          mux.close(e as Error);
+          conn.close(e as Error);
         }
       })();
     });

@@ -43,7 +43,12 @@ export const FLAWS = [
   "restart",
 ] as const;
 
-export type Flaw = (typeof FLAWS)[number];
+/**
+ * A flaw that breaks one check each, or `undecodable`: CreateContainer answered with bytes
+ * protobuf-es reads (field 1 with the wrong wire type, read as an empty message) and the
+ * runtime's strict decoder refuses.
+ */
+export type Flaw = (typeof FLAWS)[number] | "undecodable";
 
 const bytes = <D extends DescMessage>(schema: D, init: MessageInitShape<D>): Uint8Array => toBinary(schema, create(schema, init));
 
@@ -64,6 +69,7 @@ function runBroken(socket: Socket, flaw: Flaw | undefined, exit: (why: string) =
   if (flaw === "shutdown") answers.Shutdown = boom;
   // A CreateContainerResponse's adjustment where StartContainerResponse has no field.
   if (flaw === "adjustments") answers.StartContainer = () => bytes(CreateContainerResponseSchema, { adjust: { annotations: { a: "b" } } });
+  if (flaw === "undecodable") answers.CreateContainer = () => Uint8Array.of(0x0d, 0x00);
   if (flaw === "ids") answers.UpdateContainer = () => bytes(UpdateContainerResponseSchema, { update: [{ containerId: "ghost" }] });
   if (flaw === "creating") {
     answers.CreateContainer = (p) => bytes(CreateContainerResponseSchema, { update: [{ containerId: fromBinary(CreateContainerRequestSchema, p).container!.id }] });

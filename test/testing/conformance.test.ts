@@ -55,6 +55,14 @@ describe("the conformance suite", () => {
     else expect(message).toMatch(want);
   });
 
+  it("refuses an answer the runtime's strict decoder refuses, with the decoder's text", async () => {
+    const report = await runConformance({ starter: brokenStarter("undecodable"), dialects: ["v1beta1"], ...timeouts });
+    const failed = report.dialects[0]!.checks.filter((c) => c.status === "fail");
+    expect(failed.map((c) => [c.id, c.failures.map((x) => x.message)])).toEqual([
+      ["events", ["CreateContainer (sent as nri.pkg.api.v1beta1.Plugin/CreateContainer) failed: decode nri.pkg.api.v1beta1.CreateContainerResponse: field adjust (1): fixed32 exceeds remaining 1"]],
+    ]);
+  });
+
   it("shows the offending message decoded: the stray write after Shutdown, the bad answer", async () => {
     const stray = await runConformance({ starter: brokenStarter("after-shutdown"), dialects: ["v1beta1"], ...timeouts });
     const failure = stray.dialects[0]!.checks.find((c) => c.id === "after-shutdown")!.failures[0]!;

@@ -1,8 +1,12 @@
 import { toJson } from "@bufbuild/protobuf";
 import { afterEach, describe, expect, it } from "vitest";
-import { CreateContainerResponseSchema, UpdateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
-import { NriPlugin, type PluginHandlers } from "../../src/plugin/index.js";
-import { TestRuntime } from "../../src/testing/index.js";
+import { connect } from "node:net";
+import { Mux, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
+import { Client } from "../../src/ttrpc/client.js";
+import { encodeInit } from "../../src/wire/codec.js";
+import { CreateContainerRequestSchema, RegisterPluginRequestSchema, CreateContainerResponseSchema, UpdateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
+import { NriPlugin, type PluginHandlers, create } from "../../src/plugin/index.js";
+import { TestRuntime, handlerContext } from "../../src/testing/index.js";
 
 const pod = { id: "pod1", name: "p", uid: "u1", namespace: "default" };
 const ctr = { id: "ctr1", podSandboxId: "pod1", name: "c", env: ["KEEP=1"] };
@@ -15,7 +19,7 @@ describe("TestRuntime", () => {
 
   async function start(...plugins: [string, string, PluginHandlers, ("v1beta1" | "statechange")?][]): Promise<TestRuntime> {
     const runtime = await TestRuntime.start({ containers: [{ id: "ctr0", podSandboxId: "pod0", name: "old" }] });
-    cleanup.push(() => runtime.close());
+    cleanup.push(() => runtime.stop());
     for (const [idx, name, handlers, dialect] of plugins) {
       const plugin = new NriPlugin(handlers, { socketPath: runtime.socketPath, name, idx, dialect: dialect ?? "v1beta1" });
       cleanup.push(() => plugin.close());
@@ -56,7 +60,7 @@ describe("TestRuntime", () => {
   it("merges UpdateContainer answers with the target last, records unsolicited updates, and deprecations of old plugins", async () => {
     let plugin!: NriPlugin;
     const runtime = await TestRuntime.start();
-    cleanup.push(() => runtime.close());
+    cleanup.push(() => runtime.stop());
     plugin = new NriPlugin(
       {
         updateContainer: (req) => ({ update: [{ containerId: req.container!.id, linux: { resources: { cpu: { shares: { value: 512n } } } } }] }),
@@ -72,5 +76,124 @@ describe("TestRuntime", () => {
     await runtime.postStartContainer(pod, ctr);
     expect(runtime.updates.map((u) => [u.plugin, u.update.map((x) => x.containerId)])).toEqual([["30-old", ["ctr1"]]]);
     expect(runtime.deprecations.map((d) => [d.plugin, d.detail])).toEqual([["30-old", "does not implement a dedicated PostStartContainer RPC call"]]);
+  });
+});
+
+describe("TestRuntime fails loudly", () => {
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
+  });
+
+  async function runtimeFor(options: Parameters<typeof TestRuntime.start>[0] = {}): Promise<TestRuntime> {
+    const runtime = await TestRuntime.start(options);
+    cleanup.push(() => runtime.stop());
+    return runtime;
+  }
+
+  it("the documented pattern works: an event right after plugin.start() waits for the plugin", async () => {
+    const runtime = await runtimeFor();
+    const plugin = new NriPlugin({ createContainer: () => ({ adjust: { annotations: { seen: "yes" } } }) }, { socketPath: runtime.socketPath, name: "mine", idx: "10" });
+    cleanup.push(() => plugin.close());
+    await plugin.start();
+    const res = await runtime.createContainer(pod, ctr);
+    expect(res.adjust?.annotations).toEqual({ seen: "yes" });
+  });
+
+  it("startPlugin resolves once the runtime lists the plugin", async () => {
+    const runtime = await runtimeFor();
+    await runtime.startPlugin({ runPodSandbox: () => undefined }, { name: "mine", idx: "10" });
+    expect(runtime.plugins.map((p) => p.id)).toEqual(["10-mine"]);
+  });
+
+  it("an event with no plugin connected rejects and says so", async () => {
+    const runtime = await runtimeFor();
+    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow(
+      "test runtime: CreateContainer reached no plugin: none is registered (start one with startPlugin, or connect one to socketPath)",
+    );
+  });
+
+  it("an event no registered plugin subscribes to rejects and says so", async () => {
+    const runtime = await runtimeFor();
+    await runtime.startPlugin({ createContainer: () => ({}) }, { name: "a", idx: "10" });
+    await runtime.startPlugin({ createContainer: () => ({}) }, { name: "b", idx: "20" });
+    await expect(runtime.stopPodSandbox(pod)).rejects.toThrow("test runtime: StopPodSandbox reached no plugin: none of 10-a, 20-b subscribes to it");
+  });
+
+  it("an event waits for a connected plugin and rejects when it never gets listed", async () => {
+    const runtime = await runtimeFor({ registrationTimeoutMs: 200, requestTimeoutMs: 100 });
+    // Connected, with a registration the runtime refuses; the connection stays open.
+    const socket = connect(runtime.socketPath);
+    await new Promise((r) => socket.once("connect", r));
+    const mux = new Mux(socket);
+    cleanup.push(() => mux.close(new Error("done")));
+    const refused = new Client(mux.open(RUNTIME_SERVICE_CONN)).call("nri.pkg.api.v1beta1.Runtime", "RegisterPlugin", encodeInit(RegisterPluginRequestSchema, { pluginName: "bad name", pluginIdx: "10" }));
+    await expect(refused).rejects.toThrow("invalid plugin name");
+    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow("test runtime: CreateContainer: 0 of 1 connected plugins registered after 400 ms");
+  });
+
+  it("a plugin the runtime drops is not waited for: the event says no plugin is registered", async () => {
+    const runtime = await runtimeFor({ registrationTimeoutMs: 200 });
+    const silent = connect(runtime.socketPath);
+    cleanup.push(() => void silent.destroy());
+    await new Promise((r) => silent.once("connect", r));
+    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow("test runtime: CreateContainer reached no plugin: none is registered (start one with startPlugin, or connect one to socketPath)");
+    // The runtime hung up on it.
+    if (!silent.closed) await new Promise((r) => silent.once("close", r));
+  });
+});
+
+describe("TestRuntime events and options", () => {
+  const cleanup: (() => Promise<unknown> | void)[] = [];
+  afterEach(async () => {
+    for (const c of cleanup.splice(0).reverse()) await c();
+  });
+
+  it("relays UpdatePodSandbox and PostUpdatePodSandbox, and sends the configuration", async () => {
+    const runtime = await TestRuntime.start({ config: ({ name }) => `for ${name}` });
+    cleanup.push(() => runtime.stop());
+    const seen: string[] = [];
+    await runtime.startPlugin(
+      {
+        configure: (req) => void seen.push(`configure ${req.config}`),
+        updatePodSandbox: (req) => void seen.push(`update ${req.pod?.id} ${req.linuxResources?.memory?.limit?.value}`),
+        postUpdatePodSandbox: (req) => void seen.push(`post-update ${req.pod?.id}`),
+      },
+      { name: "pods", idx: "10" },
+    );
+    // A 64-bit value written as a number; the plugin reads it as a bigint.
+    expect(await runtime.updatePodSandbox(pod, { memory: { limit: 1 << 30 } })).toBeDefined();
+    await runtime.postUpdatePodSandbox(pod);
+    expect(seen).toEqual(["configure for pods", "update pod1 1073741824", "post-update pod1"]);
+  });
+
+  it("takes numbers or bigints for 64-bit values and answers with bigints", async () => {
+    const runtime = await TestRuntime.start();
+    cleanup.push(() => runtime.stop());
+    await runtime.startPlugin({ updateContainer: (req) => ({ update: [{ containerId: req.container!.id, linux: { resources: { memory: { limit: Number(req.linuxResources!.memory!.limit!.value) * 2 } } } }] }) }, { name: "x", idx: "10" });
+    const asNumber = await runtime.updateContainer(pod, ctr, { memory: { limit: 100 } });
+    const asBigint = await runtime.updateContainer(pod, ctr, { memory: { limit: { value: 100n } } });
+    expect([asNumber.update[0]?.linux?.resources?.memory?.limit?.value, asBigint.update[0]?.linux?.resources?.memory?.limit?.value]).toEqual([200n, 200n]);
+  });
+});
+
+describe("handlerContext", () => {
+  it("builds the context a handler gets, with a deadline and a signal", async () => {
+    const abort = new AbortController();
+    const ctx = handlerContext({ timeoutMs: 60_000, signal: abort.signal });
+    expect([ctx.deadline !== undefined && ctx.deadline > performance.now(), ctx.signal.aborted]).toEqual([true, false]);
+    abort.abort(new Error("gone"));
+    expect(ctx.signal.aborted).toBe(true);
+    const plain = handlerContext();
+    expect([plain.deadline, plain.signal.aborted]).toEqual([undefined, false]);
+    const timed = handlerContext({ timeoutMs: 20 });
+    await new Promise((r) => timed.signal.addEventListener("abort", r));
+    expect(timed.signal.aborted).toBe(true);
+  });
+
+  it("lets a handler be called directly", async () => {
+    const handlers: PluginHandlers = { createContainer: (req, ctx) => ({ adjust: { annotations: { via: `${ctx.signal.aborted ? "aborted" : "live"} ${req.container?.id}` } } }) };
+    const res = await handlers.createContainer!(create(CreateContainerRequestSchema, { pod, container: ctr }), handlerContext());
+    expect(res).toEqual({ adjust: { annotations: { via: "live ctr1" } } });
   });
 });
