@@ -6,7 +6,7 @@
  * `--serve` to only report each synchronized plugin (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
-import { fromBinary, toBinary } from "../../src/wire/codec.js";
+import { fromBinary, toBinary } from "../../src/runtime/messages.js";
 import { type CreateContainerResponse, CreateContainerRequestSchema, CreateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/runtime/index.js";
 import { busyPollOption, flag } from "./args.js";

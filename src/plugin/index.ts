@@ -1,8 +1,9 @@
 /**
  * nri-wire/plugin: what a plugin author uses. Handlers are written against v1beta1 types and
- * work with runtimes of either protocol revision. The v1beta1 messages, their schemas, `create`
- * and `clone` are re-exported so a plugin needs this one import. Importing it decodes no
- * descriptor: messages are made and coded by generated code, and the schemas load on first use.
+ * work with runtimes of either protocol revision. The v1beta1 message types and enums, their
+ * generated code (`messages_v1beta1_api`, `encodeX`/`decodeX`), `create` and `clone` are
+ * re-exported so a plugin needs this one import. Importing it decodes no descriptor: messages are
+ * made and coded by generated code. The schemas are those of nri-wire/v1beta1.
  */
 export type { Dialect, Revision } from "../api/revision.js";
 export {
@@ -25,7 +26,6 @@ export { type Int64Like, type IntegerKind, checkInteger, int32, int64, uint64 } 
 export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "./helpers/loose.js";
 export { markForRemoval, markedForRemoval } from "./helpers/removal.js";
 export type { CallContext } from "../ttrpc/server.js";
-export { clone } from "../wire/clone.js";
-export { create } from "../wire/create.js";
+export { clone, create } from "./messages.js";
 export * from "../../gen/v1beta1/api_lite.js";
 export * from "../../gen/v1beta1/api_codec.js";

@@ -4,18 +4,20 @@ import type { Plugin } from "../../gen/v1beta1/api_pb.js";
 import {
   type ConfigureRequest,
   type ConfigureResponse,
-  ConfigureResponseSchema,
   type Container,
   type ContainerEviction,
   type ContainerUpdate,
   type FailurePolicy,
   type PodSandbox,
   type SynchronizeRequest,
-  SynchronizeRequestSchema,
-  UpdateContainersRequestSchema,
   services_v1beta1_api,
 } from "../../gen/v1beta1/api_lite.js";
-import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
+import {
+  decodeUpdateContainersResponse,
+  encodeRegisterPluginRequest,
+  encodeUpdateContainersRequest,
+  messages_v1beta1_api as v1beta1,
+} from "../../gen/v1beta1/api_codec.js";
 import { ALL_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEventMask } from "../api/events.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { type Dialect, type Revision, packages } from "../api/revision.js";
@@ -27,8 +29,8 @@ import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { callError } from "../api/call-error.js";
 import { type Loose, toGeneratedMessage, toMessage } from "./helpers/loose.js";
-import { create } from "../wire/create.js";
-import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
+import type { GeneratedMessage } from "../wire/generated.js";
+import { messages } from "./messages.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
 import { NRI_VERSION, eventsKnownBy, inferNriVersion, isUnknownNriVersion } from "../api/releases.js";
 import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "../api/socket.js";
@@ -134,7 +136,7 @@ interface PluginMethod {
 }
 
 function generated(typeName: string): GeneratedMessage {
-  const g = generatedMessage(typeName);
+  const g = messages.generated(typeName);
   if (g === undefined) throw new Error(`nri: no generated code for ${typeName}`);
   return g;
 }
@@ -318,7 +320,7 @@ export class NriPlugin {
     try {
       let payload: Uint8Array;
       try {
-        payload = encodeUpdateContainersRequest(toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
+        payload = encodeUpdateContainersRequest(toMessage(v1beta1.UpdateContainersRequest, { update: [...update], evict: [...evict] }));
       } catch (e) {
         throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${reason(e)}`, { cause: e });
       }
@@ -497,7 +499,7 @@ export class NriPlugin {
     }
     this.runtimeInfo = { name: req.runtimeName, version: req.runtimeVersion, nriVersion, nriVersionInferred: inferred, api: via };
 
-    const custom = toMessage(ConfigureResponseSchema, (await this.handlers.configure?.(req, ctx)) as never);
+    const custom = toMessage(v1beta1.ConfigureResponse, (await this.handlers.configure?.(req, ctx)) as never);
     // Like the Go stub: 0 from the handler means "the events I have handlers for".
     let events = custom.events === 0 ? this.events : custom.events;
     if ((events & ~VALID_EVENTS_MASK) !== 0 || (events & ~this.events) !== 0) {
@@ -515,8 +517,8 @@ export class NriPlugin {
       events &= ~unknown;
     }
     this.subscribedMask = events;
-    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(ConfigureResponseSchema, { failurePolicy: this.options.failurePolicy }).failurePolicy);
-    return toMessage(ConfigureResponseSchema, failurePolicy === undefined ? { events } : { events, failurePolicy });
+    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(v1beta1.ConfigureResponse, { failurePolicy: this.options.failurePolicy }).failurePolicy);
+    return toMessage(v1beta1.ConfigureResponse, failurePolicy === undefined ? { events } : { events, failurePolicy });
   }
 
   /** Accumulates chunks sent with `more` and hands the handler everything once. */
@@ -524,7 +526,7 @@ export class NriPlugin {
     this.syncPods.push(...req.pods);
     this.syncContainers.push(...req.containers);
     if (req.more) return { more: true };
-    const whole = create(SynchronizeRequestSchema, { pods: this.syncPods, containers: this.syncContainers, more: false });
+    const whole = v1beta1.SynchronizeRequest.create({ pods: this.syncPods, containers: this.syncContainers, more: false });
     this.syncPods = [];
     this.syncContainers = [];
     const out = await this.handlers.synchronize?.(whole, ctx);

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { create } from "../wire/create.js";
+import { create } from "./messages.js";
 import { Plugin } from "../../gen/v1beta1/api_pb.js";
 import { ALL_EVENTS, eventBit, formatEvent } from "../api/events.js";
 import { CallDeadline } from "./call-deadline.js";

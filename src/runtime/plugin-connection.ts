@@ -1,7 +1,5 @@
 import type { Duplex } from "node:stream";
-import { create } from "../wire/create.js";
-import "../../gen/v1alpha1/api_codec.js"; // registers the generated codecs
-import "../../gen/v1beta1/api_codec.js";
+import { create, fromBinary, messages, toBinary } from "./messages.js";
 import { Runtime as AlphaRuntime } from "../../gen/v1alpha1/api_pb.js";
 import { type ContainerEviction, type ContainerUpdate, Plugin, Runtime as BetaRuntime, type RegisterPluginRequest } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
@@ -17,7 +15,6 @@ import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest
 import { goQuote } from "./go-quote.js";
 import { encodedRequest } from "./shared-payload.js";
 import { pluginIndexError, pluginNameError } from "./plugin-name.js";
-import { fromBinary, toBinary } from "../wire/codec.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */
 export interface Registration {
@@ -74,7 +71,7 @@ export class PluginConnection implements PluginBackend {
     registerService(server, BetaRuntime, {
       registerPlugin: (req) => this.register(req, "v1beta1"),
       updateContainers: async (req) => ({ failed: await this.hooks.updateContainers(this, req.update, req.evict) }),
-    });
+    }, { messages });
     // The callbacks always get v1beta1 messages: a v1alpha1 plugin's are the same bytes, retyped.
     const alpha = AlphaRuntime.method.updateContainers;
     const beta = BetaRuntime.method.updateContainers;
@@ -85,7 +82,7 @@ export class PluginConnection implements PluginBackend {
         const failed = await this.hooks.updateContainers(this, r.update, r.evict);
         return fromBinary(alpha.output, toBinary(beta.output, create(beta.output, { failed })));
       },
-    });
+    }, { messages });
     server.serve(this.mux.open(RUNTIME_SERVICE_CONN));
   }
 
