@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import * as protobuf from "@bufbuild/protobuf";
 import { clone as reflectiveClone, create as reflectiveCreate, toBinary as reflectiveToBinary } from "@bufbuild/protobuf";
 import * as beta from "../../src/v1beta1.js";
 import { WithStructSchema } from "../codegen/gen/kitchen/v1/kitchen_pb.js";
@@ -50,5 +51,14 @@ describe("a registry of generated tables", () => {
 
   it("looks messages up by type name only in the tables it was built from", () => {
     expect(messageRegistry([]).generated("nri.pkg.api.v1beta1.CreateContainerResponse")).toBeUndefined();
+  });
+});
+
+describe("the reflective fallback", () => {
+  it("is the ES module build of @bufbuild/protobuf, the one protoc-gen-es modules import: one copy in a process", () => {
+    expect(reflection.create).toBe(protobuf.create);
+    expect(reflection.clone).toBe(protobuf.clone);
+    expect(reflection.toBinary).toBe(protobuf.toBinary);
+    expect(reflection.fromBinary).toBe(protobuf.fromBinary);
   });
 });
