@@ -1,7 +1,6 @@
 import type { DescMessage, DescMethod, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { reflection } from "../wire/reflection.js";
-import { type MessageRegistry, messageRegistry } from "../wire/registry.js";
+import type { MessageRegistry } from "../wire/registry.js";
 import type { CallOptions } from "./client.js";
 import { RpcError } from "./errors.js";
 import type { CallContext, RawMethod, Server } from "./server.js";
@@ -65,13 +64,11 @@ export interface ServiceNameOptions {
   /** The service name on the wire, when it differs from the descriptor's (e.g. another package). */
   serviceName?: string;
   /**
-   * How messages are coded: the generated code of this registry's tables, reflectively for any
-   * other message. Without it, every message is coded reflectively.
+   * How messages are coded: by the generated code of this registry's tables, and by its reflective
+   * fallback if it has one (`messageRegistry([], reflection)` codes every message reflectively).
    */
-  messages?: MessageRegistry;
+  messages: MessageRegistry;
 }
-
-const reflective = messageRegistry([], reflection);
 
 /*
  * Bytes that do not decode are INVALID_ARGUMENT with the DecodeError's text, which names the
@@ -101,10 +98,10 @@ async function* decodeAll(messages: MessageRegistry, schema: DescMessage, items:
 export function createClient<M extends GenServiceMethods>(
   service: GenService<M>,
   client: Transport,
-  options: ServiceNameOptions = {},
+  options: ServiceNameOptions,
 ): ServiceClient<M> {
   const name = options.serviceName ?? service.typeName;
-  const messages = options.messages ?? reflective;
+  const { messages } = options;
   const out: Record<string, unknown> = {};
   for (const m of service.methods) {
     const { input, output } = m;
@@ -134,9 +131,9 @@ export function createClient<M extends GenServiceMethods>(
 export function serviceMethods<M extends GenServiceMethods>(
   service: GenService<M>,
   impl: ServiceImpl<M>,
-  options: Pick<ServiceNameOptions, "messages"> = {},
+  options: Pick<ServiceNameOptions, "messages">,
 ): Record<string, RawMethod> {
-  const messages = options.messages ?? reflective;
+  const { messages } = options;
   const out: Record<string, RawMethod> = {};
   const handlers = impl as Record<string, ((...args: never[]) => unknown) | undefined>;
   for (const m of service.methods) {
@@ -178,7 +175,7 @@ export function registerService<M extends GenServiceMethods>(
   server: Server,
   service: GenService<M>,
   impl: ServiceImpl<M>,
-  options: ServiceNameOptions = {},
+  options: ServiceNameOptions,
 ): Server {
   return server.register(options.serviceName ?? service.typeName, serviceMethods(service, impl, options));
 }

@@ -79,11 +79,12 @@ describe("typed services and clients through the codec registry", () => {
     expect((e as RpcError).rawMessage).toBe("decode nri.pkg.api.v1beta1.ConfigureResponse: field events (2): varint overflows 64 bits");
   });
 
-  it("without a registry, messages are coded reflectively: protobuf-es's leniency, its errors named by message", async () => {
+  it("with a registry of no tables and the fallback, messages are coded reflectively: protobuf-es's leniency, its errors named by message", async () => {
     const transport: Transport = { call: async () => h("10 ffffffffffffffffff7f") };
-    const answer = await createClient(beta.Plugin, transport).configure({});
+    const reflective = messageRegistry([], reflection);
+    const answer = await createClient(beta.Plugin, transport, { messages: reflective }).configure({});
     expect(answer.events).toBe(-1);
-    const methods = serviceMethods(beta.Plugin, { configure: () => ({}) });
+    const methods = serviceMethods(beta.Plugin, { configure: () => ({}) }, { messages: reflective });
     const handler = methods.Configure!.handler as (p: Uint8Array, c: CallContext) => Promise<Uint8Array>;
     const e = await handler(h("1a 05 41"), ctx).then(
       () => undefined,
