@@ -16,9 +16,11 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type DescMessage, type Message, clone as reflectiveClone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as beta from "../gen/v1beta1/api_pb.js";
-import "../gen/v1beta1/api_codec.js";
+import { messages_v1beta1_api } from "../gen/v1beta1/api_codec.js";
 import { goBuild, runPeer } from "../test/interop/support.js";
-import { type MessageCodec, clone, codecFor } from "../src/wire/index.js";
+import { type MessageCodec, messageRegistry } from "../src/wire/index.js";
+
+const { clone, codecFor } = messageRegistry([messages_v1beta1_api]);
 import { realisticContainer, realisticPod } from "./translate.js";
 
 const ROUNDS = 60;

@@ -18,4 +18,4 @@ export {
   parseEventMask,
   type EventNameStyle,
 } from "./api/events.js";
-export { Event } from "../gen/v1beta1/api_pb.js";
+export { Event } from "../gen/v1beta1/api_lite.js";

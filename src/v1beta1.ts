@@ -1,14 +1,11 @@
 /**
  * NRI protocol revision v1beta1 (package `nri.pkg.api.v1beta1`): dedicated calls for every
  * event, a response type per call and a Shutdown reason. Shared messages are byte-identical to
- * v1alpha1. Importing it registers the generated binary codecs (`encodeX`/`decodeX`), which the
- * typed clients and servers then use.
+ * v1alpha1. With them, the generated binary codecs (`encodeX`/`decodeX`) and the table of the
+ * generated code (`messages_v1beta1_api`) a MessageRegistry is built from.
  */
-import * as schemas from "../gen/v1beta1/api_pb.js";
-import { provideSchemas } from "./wire/lazy.js";
-
 export * from "../gen/v1beta1/api_pb.js";
 export * from "../gen/v1beta1/api_codec.js";
-
-// The lazy schemas of nri-wire/plugin answer from this module once it is loaded.
-provideSchemas("v1beta1/api.proto", schemas);
+// The enums are the objects of api_lite.ts, which modules that decode no descriptor use: one object
+// per enum, with the contents of protoc-gen-es's.
+export { LogRequest_Level, SecurityProfile_ProfileType, Event, ContainerState, IOPrioClass, LinuxSchedulerPolicy, LinuxSchedulerFlag, MpolMode, MpolFlag, Field } from "../gen/v1beta1/api_lite.js";

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/runtime/index.js";
-import { fromBinary } from "../../src/wire/codec.js";
+import { fromBinary } from "../../src/runtime/messages.js";
 import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
 import { parsePhases, runPhases } from "./phases.js";

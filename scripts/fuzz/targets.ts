@@ -11,10 +11,8 @@ import { Code } from "../../src/ttrpc/status.js";
 import { TranslateError } from "../../src/translate/errors.js";
 import { eventMethods } from "../../src/translate/state-change-events.js";
 import { responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
-import "../../gen/v1alpha1/api_codec.js"; // registers the generated codecs
-import "../../gen/v1beta1/api_codec.js";
 import { DecodeError } from "../../src/wire/errors.js";
-import { fromBinary as generatedFromBinary, toBinary as generatedToBinary } from "../../src/wire/codec.js";
+import { fromBinary as generatedFromBinary, toBinary as generatedToBinary } from "../../src/runtime/messages.js";
 import { type Corpus, nriMessages } from "./corpus.js";
 import { mutate, mutateBytes, randomChunks } from "./mutate.js";
 import type { Rng } from "./rng.js";

@@ -1,7 +1,6 @@
 import type { DescMessage, Message, MessageShape } from "@bufbuild/protobuf";
-import { create } from "../wire/create.js";
-import { realSchema } from "../wire/lazy.js";
-import { type FieldInfo, type GeneratedMessage, generatedMessage, isMessageOf } from "../wire/registry.js";
+import { type FieldInfo, type GeneratedMessage, isMessageOf } from "../wire/generated.js";
+import { create, messages } from "./messages.js";
 import { type IntegerKind, checkInteger } from "./integers.js";
 
 /** A protocol wrapper message (`OptionalInt64`, `OptionalString`, ...): one field named value. */
@@ -52,10 +51,10 @@ function fieldsOf(desc: string | DescMessage): Fields {
   const typeName = typeof desc === "string" ? desc : desc.typeName;
   let t = tables.get(typeName);
   if (t === undefined) {
-    const g = generatedMessage(typeName);
+    const g = messages.generated(typeName);
     let list: readonly FieldLike[];
     if (g !== undefined) list = g.fields();
-    else if (typeof desc !== "string") list = realSchema(desc).fields as unknown as FieldLike[];
+    else if (typeof desc !== "string") list = desc.fields as unknown as FieldLike[];
     else throw new Error(`nri: no generated code for message ${typeName}: import its codec module`);
     t = { typeName, byName: new Map(list.map((f) => [f.localName, f])) };
     tables.set(typeName, t);
@@ -134,14 +133,19 @@ function fieldValue(value: unknown, f: FieldLike, path: string): unknown {
 }
 
 /**
- * The message of `schema` from a loose value (see Loose): numbers become the bigints of 64-bit
- * fields and bare values their wrappers, every integer range-checked, errors naming the field by
- * its protocol path. A message passes through as it is.
+ * The message of `type` (a schema, or the generated code of a message) from a loose value (see
+ * Loose): numbers become the bigints of 64-bit fields and bare values their wrappers, every
+ * integer range-checked, errors naming the field by its protocol path. A message passes through as
+ * it is.
  */
-export function toMessage<Desc extends DescMessage>(schema: Desc, value: LooseMessage<Desc> | MessageShape<Desc> | undefined | null): MessageShape<Desc> {
-  if (isMessageOf(value, schema.typeName)) return value as MessageShape<Desc>;
-  const generated = generatedMessage(schema.typeName);
-  if (generated !== undefined) return generated.create(looseInit(schema.typeName, value)) as MessageShape<Desc>;
+export function toMessage<Desc extends DescMessage>(
+  type: Desc | GeneratedMessage<Desc>,
+  value: LooseMessage<Desc> | MessageShape<Desc> | undefined | null,
+): MessageShape<Desc> {
+  if (isMessageOf(value, type.typeName)) return value as MessageShape<Desc>;
+  const generated = "kind" in type ? messages.generated(type.typeName) : type;
+  if (generated !== undefined) return generated.create(looseInit(type.typeName, value)) as MessageShape<Desc>;
+  const schema = type as Desc;
   const init = value === undefined || value === null ? {} : fields(value as Record<string, unknown>, fieldsOf(schema), "");
   return create(schema, init as never);
 }

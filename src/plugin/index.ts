@@ -1,8 +1,8 @@
 /**
  * nri-wire/plugin: what a plugin author uses. Handlers are written against v1beta1 types and
- * work with runtimes of either protocol revision. The v1beta1 messages, their schemas and enums,
- * `create` and `clone` are here too, so a plugin needs this one import. Importing it decodes no
- * descriptor: messages are made and coded by generated code, and the schemas load on first use.
+ * work with runtimes of either protocol revision. The v1beta1 message types and enums, `create`
+ * and `clone` are here too, so a plugin needs this one import. Importing it decodes no
+ * descriptor: messages are made and coded by generated code. The schemas are nri-wire/v1beta1's.
  */
 export { NriPlugin } from "./plugin.js";
 export type { PluginOptions, RuntimeInfo } from "./options.js";
@@ -23,6 +23,5 @@ export { NriCallError } from "../api/call-error.js";
 export { RpcError } from "../ttrpc/errors.js";
 export { Code } from "../ttrpc/status.js";
 export { DecodeError } from "../wire/errors.js";
-export { clone } from "../wire/clone.js";
-export { create } from "../wire/create.js";
+export { clone, create } from "../api/messages.js";
 export * from "../../gen/v1beta1/api_lite.js";

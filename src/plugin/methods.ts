@@ -2,7 +2,8 @@ import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { toGeneratedMessage } from "../api/loose.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
-import { type GeneratedMessage, generatedMessage } from "../wire/registry.js";
+import type { GeneratedMessage } from "../wire/generated.js";
+import { messages } from "../api/messages.js";
 import { errorText } from "../internal/error-text.js";
 
 /*
@@ -22,7 +23,7 @@ export interface PluginMethod {
 }
 
 function generated(typeName: string): GeneratedMessage {
-  const g = generatedMessage(typeName);
+  const g = messages.generated(typeName);
   if (g === undefined) throw new Error(`nri: no generated code for ${typeName}`);
   return g;
 }

@@ -1,6 +1,5 @@
 import type { ConfigureRequest, ConfigureResponse, Container, ContainerEviction, ContainerUpdate, PodSandbox, ShutdownRequest, SynchronizeRequest } from "../../gen/v1beta1/api_lite.js";
-import { ConfigureResponseSchema, SynchronizeRequestSchema, UpdateContainersRequestSchema } from "../../gen/v1beta1/api_lite.js";
-import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest } from "../../gen/v1beta1/api_codec.js";
+import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest, messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { callError } from "../api/call-error.js";
 import { eventsKnownBy, NRI_VERSION } from "../api/releases.js";
 import { formatEventMask } from "../api/events.js";
@@ -17,7 +16,6 @@ import { Client } from "../ttrpc/client.js";
 import { ClosedError, RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { create } from "../wire/create.js";
 import { runtimeOf, subscription } from "./configure.js";
 import { invoke, isThenable, pluginMethods, translation } from "./methods.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
@@ -159,7 +157,7 @@ export class NriPlugin {
     try {
       let payload: Uint8Array;
       try {
-        payload = encodeUpdateContainersRequest(toMessage(UpdateContainersRequestSchema, { update: [...update], evict: [...evict] }));
+        payload = encodeUpdateContainersRequest(toMessage(v1beta1.UpdateContainersRequest, { update: [...update], evict: [...evict] }));
       } catch (e) {
         throw new RpcError(Code.INVALID_ARGUMENT, `cannot encode nri.pkg.api.v1beta1.UpdateContainersRequest: ${errorText(e)}`, { cause: e });
       }
@@ -332,11 +330,11 @@ export class NriPlugin {
   private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
     const runtime = runtimeOf(req, via, this.id, this.log);
     this.runtimeInfo = runtime;
-    const custom = toMessage(ConfigureResponseSchema, (await this.handlers.configure?.(req, ctx)) as never);
+    const custom = toMessage(v1beta1.ConfigureResponse, (await this.handlers.configure?.(req, ctx)) as never);
     const events = subscription(custom.events, runtime, { id: this.id, handled: this.events, unknownEvents: this.options.unknownEvents ?? "skip", log: this.log });
     this.subscribedMask = events;
-    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(ConfigureResponseSchema, { failurePolicy: this.options.failurePolicy }).failurePolicy);
-    return toMessage(ConfigureResponseSchema, failurePolicy === undefined ? { events } : { events, failurePolicy });
+    const failurePolicy = custom.failurePolicy ?? (this.options.failurePolicy === undefined ? undefined : toMessage(v1beta1.ConfigureResponse, { failurePolicy: this.options.failurePolicy }).failurePolicy);
+    return toMessage(v1beta1.ConfigureResponse, failurePolicy === undefined ? { events } : { events, failurePolicy });
   }
 
   /** Accumulates chunks sent with `more` and hands the handler everything once. */
@@ -344,7 +342,7 @@ export class NriPlugin {
     this.syncPods.push(...req.pods);
     this.syncContainers.push(...req.containers);
     if (req.more) return { more: true };
-    const whole = create(SynchronizeRequestSchema, { pods: this.syncPods, containers: this.syncContainers, more: false });
+    const whole = v1beta1.SynchronizeRequest.create({ pods: this.syncPods, containers: this.syncContainers, more: false });
     this.syncPods = [];
     this.syncContainers = [];
     const out = await this.handlers.synchronize?.(whole, ctx);

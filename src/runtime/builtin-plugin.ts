@@ -1,4 +1,4 @@
-import { create } from "../wire/create.js";
+import { create } from "./messages.js";
 import { Plugin } from "../../gen/v1beta1/api_pb.js";
 import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handlers.js";
 import { toMessage } from "../api/loose.js";

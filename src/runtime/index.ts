@@ -34,6 +34,5 @@ export { Code } from "../ttrpc/status.js";
 export { DecodeError } from "../wire/errors.js";
 export { DEFAULT_SOCKET_PATH } from "../api/socket.js";
 export type { Dialect, EventCalls, Revision } from "../api/revision.js";
-export { clone } from "../wire/clone.js";
-export { create } from "../wire/create.js";
+export { clone, create } from "./messages.js";
 export * from "../../gen/v1beta1/api_lite.js";

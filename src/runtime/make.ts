@@ -1,5 +1,5 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { create } from "../wire/create.js";
+import { create } from "./messages.js";
 
 /**
  * A message of `schema` with `fields` assigned as they are: `create(schema, init)` walks a nested

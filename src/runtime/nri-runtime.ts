@@ -1,6 +1,6 @@
 import type { Socket } from "node:net";
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { create } from "../wire/create.js";
+import { clone, create } from "./messages.js";
 import {
   type ContainerUpdate,
   type CreateContainerResponse,
@@ -14,7 +14,6 @@ import {
 import { TEARDOWN_EVENTS, eventHandlerName } from "../api/events.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
-import { clone } from "../wire/clone.js";
 import { BuiltinBackend } from "./builtin-plugin.js";
 import { CreateContainerResult } from "./create-result.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";

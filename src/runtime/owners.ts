@@ -1,4 +1,4 @@
-import { create } from "../wire/create.js";
+import { create } from "./messages.js";
 import {
   CompoundFieldOwnersSchema,
   Field,

@@ -9,7 +9,7 @@ import type { Revision } from "../translate/index.js";
 import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { encodedRequest } from "./shared-payload.js";
-import { fromBinary } from "../wire/codec.js";
+import { fromBinary } from "./messages.js";
 import { AnswerError, RuntimeConnection } from "./runtime-connection.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */

@@ -1,5 +1,4 @@
 import type { Duplex } from "node:stream";
-import { create } from "../wire/create.js";
 import "../../gen/v1alpha1/api_codec.js"; // registers the generated codecs: every decode is strict
 import "../../gen/v1beta1/api_codec.js";
 import { Runtime as AlphaRuntime } from "../../gen/v1alpha1/api_pb.js";
@@ -11,7 +10,7 @@ import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { registerService } from "../ttrpc/typed.js";
 import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
-import { fromBinary, toBinary } from "../wire/codec.js";
+import { create, fromBinary, messages, toBinary } from "./messages.js";
 import { goQuote } from "../internal/go-quote.js";
 import { pluginIndexError, pluginNameError } from "../api/identity.js";
 
@@ -101,7 +100,7 @@ export class RuntimeConnection {
       registerService(server, BetaRuntime, {
         registerPlugin: (req) => this.register(req, "v1beta1"),
         updateContainers: async (req) => ({ failed: await options.updateContainers(req) }),
-      });
+      }, { messages });
     }
     if (serves.includes("v1alpha1")) {
       // The hook always gets v1beta1 messages: a v1alpha1 plugin's are the same bytes, retyped.
@@ -113,7 +112,7 @@ export class RuntimeConnection {
           const failed = await options.updateContainers(fromBinary(beta.input, toBinary(alpha.input, req)));
           return fromBinary(alpha.output, toBinary(beta.output, create(beta.output, { failed })));
         },
-      });
+      }, { messages });
     }
     server.serve(this.mux.open(RUNTIME_SERVICE_CONN));
   }

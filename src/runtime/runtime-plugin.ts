@@ -1,6 +1,6 @@
 import type { Revision } from "../api/revision.js";
 import type { ChildProcess } from "node:child_process";
-import { create } from "../wire/create.js";
+import { create, toBinary } from "./messages.js";
 import {
   type Container,
   type ContainerUpdate,
@@ -22,7 +22,6 @@ import { handleRequestError, handleValidatorError } from "./failure-policy.js";
 import type { ResolvedOptions } from "./options.js";
 import type { PluginBackend, PluginKind, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { PluginConnection } from "./plugin-connection.js";
-import { toBinary } from "../wire/codec.js";
 
 /** A lifecycle event's Plugin method: `runPodSandbox` ... `removeContainer`. */
 export type EventMethod = Exclude<PluginMethodName, "configure" | "synchronize" | "shutdown" | "stateChange" | "validateContainerAdjustment">;

@@ -1,6 +1,5 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { toBinary } from "../wire/codec.js";
-import { create } from "../wire/create.js";
+import { create, toBinary } from "./messages.js";
 
 /**
  * Requests encoded once for every plugin of an event. An event whose request no plugin's answer

@@ -6,7 +6,7 @@ import {
   ValidateContainerAdjustmentRequestSchema,
   type ValidateContainerAdjustmentResponse,
 } from "../../gen/v1beta1/api_pb.js";
-import { clone } from "../wire/clone.js";
+import { clone } from "./messages.js";
 import { type CreateContainerResult, fillCreateRequest } from "./create-result.js";
 import { AdaptationError } from "./errors.js";
 import { make } from "./make.js";

@@ -1,21 +1,12 @@
 /**
  * Bundling: one CommonJS file holding the entry, nri-wire and the launcher, for a single
  * executable application (whose main script is CommonJS) or a `#!` script. esbuild does the work;
- * two things are arranged because a bundle has no files beside it: the lazily loaded protobuf
- * schemas are handed the bundled modules, and `createRequire(import.meta.url)` becomes require().
+ * a bundle has no files beside it, so `createRequire(import.meta.url)` becomes require().
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BakedIdentity } from "./launcher.js";
-
-/** The generated schema modules the lazy schemas load, by the .proto file they name. */
-const SCHEMA_MODULES: Readonly<Record<string, string>> = {
-  "v1beta1/api.proto": "v1beta1/api_pb",
-  "v1alpha1/api.proto": "v1alpha1/api_pb",
-  "ttrpc/request.proto": "ttrpc/request_pb",
-  "google/rpc/status.proto": "google/rpc/status_pb",
-};
 
 /** This module's folder and the extension its siblings have (.ts from source, .js built). */
 function here(): { dir: string; ext: string } {
@@ -23,21 +14,13 @@ function here(): { dir: string; ext: string } {
   return { dir: dirname(file), ext: extname(file) };
 }
 
-/** The source of the bundle's main module: the entry, the schemas made lazily available, the launcher. */
+/** The source of the bundle's main module: the entry and the launcher. */
 function mainSource(entry: string, baked: BakedIdentity): string {
   const { dir, ext } = here();
-  const gen = resolve(dir, "../../gen");
   const q = JSON.stringify;
-  const provide = Object.entries(SCHEMA_MODULES).map(
-    ([proto, mod]) => `provideSchemas(${q(proto)}, lazily(() => require(${q(join(gen, mod + ext))})));`,
-  );
   return [
     `import * as entry from ${q(entry)};`,
     `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
-    `import { provideSchemas } from ${q(resolve(dir, `../wire/lazy${ext}`))};`,
-    // A namespace whose module is loaded (and its descriptors decoded) on first use only.
-    `const lazily = (load) => new Proxy({}, { get: (_, p) => load()[p] });`,
-    ...provide,
     `launch(entry, ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
   ].join("\n");
 }

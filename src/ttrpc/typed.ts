@@ -1,6 +1,6 @@
 import type { DescMessage, DescMethod, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
 import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
-import { encodeInit, fromBinary } from "../wire/codec.js";
+import type { MessageRegistry } from "../wire/registry.js";
 import type { CallOptions } from "./client.js";
 import { RpcError } from "./errors.js";
 import type { CallContext, RawMethod, Server } from "./server.js";
@@ -59,63 +59,68 @@ function streaming<K extends "serverStream" | "clientStream" | "bidiStream">(t: 
   return f.bind(t) as NonNullable<Transport[K]>;
 }
 
-/** Options of createClient and registerService. */
+/** Options of createClient, serviceMethods and registerService. */
 export interface ServiceNameOptions {
   /** The service name on the wire, when it differs from the descriptor's (e.g. another package). */
   serviceName?: string;
+  /**
+   * How messages are coded: by the generated code of this registry's tables, and by its reflective
+   * fallback if it has one (`messageRegistry([], reflection)` codes every message reflectively).
+   */
+  messages: MessageRegistry;
 }
 
 /*
- * Messages go through the codec registry (src/wire/codec.ts): the generated codec of a schema
- * when its module has been imported, the reflective one otherwise. Bytes that do not decode are
- * INVALID_ARGUMENT with the DecodeError's text, which names the message and field.
+ * Bytes that do not decode are INVALID_ARGUMENT with the DecodeError's text, which names the
+ * message and field.
  */
-function encodeMessage(schema: DescMessage, init: unknown): Uint8Array {
-  return encodeInit(schema, init as MessageInitShape<DescMessage>);
+function encodeMessage(messages: MessageRegistry, schema: DescMessage, init: unknown): Uint8Array {
+  return messages.encodeInit(schema, init as MessageInitShape<DescMessage>);
 }
 
-function decodeMessage(schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
+function decodeMessage(messages: MessageRegistry, schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
   try {
-    return fromBinary(schema, bytes);
+    return messages.fromBinary(schema, bytes);
   } catch (e) {
     throw new RpcError(Code.INVALID_ARGUMENT, (e as Error).message, { cause: e });
   }
 }
 
-async function* encodeAll(schema: DescMessage, items: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
-  for await (const item of items) yield encodeMessage(schema, item);
+async function* encodeAll(messages: MessageRegistry, schema: DescMessage, items: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
+  for await (const item of items) yield encodeMessage(messages, schema, item);
 }
 
-async function* decodeAll(schema: DescMessage, items: AsyncIterable<Uint8Array>): AsyncIterable<MessageShape<DescMessage>> {
-  for await (const item of items) yield decodeMessage(schema, item);
+async function* decodeAll(messages: MessageRegistry, schema: DescMessage, items: AsyncIterable<Uint8Array>): AsyncIterable<MessageShape<DescMessage>> {
+  for await (const item of items) yield decodeMessage(messages, schema, item);
 }
 
 /** A typed client for `service` over a ttrpc Client or another Transport. */
 export function createClient<M extends GenServiceMethods>(
   service: GenService<M>,
   client: Transport,
-  options: ServiceNameOptions = {},
+  options: ServiceNameOptions,
 ): ServiceClient<M> {
   const name = options.serviceName ?? service.typeName;
+  const { messages } = options;
   const out: Record<string, unknown> = {};
   for (const m of service.methods) {
     const { input, output } = m;
     switch (m.methodKind) {
       case "unary":
         out[m.localName] = async (req: unknown, o?: CallOptions) =>
-          decodeMessage(output, await client.call(name, m.name, encodeMessage(input, req), o));
+          decodeMessage(messages, output, await client.call(name, m.name, encodeMessage(messages, input, req), o));
         break;
       case "server_streaming":
         out[m.localName] = (req: unknown, o?: CallOptions) =>
-          decodeAll(output, streaming(client, "serverStream")(name, m.name, encodeMessage(input, req), o));
+          decodeAll(messages, output, streaming(client, "serverStream")(name, m.name, encodeMessage(messages, input, req), o));
         break;
       case "client_streaming":
         out[m.localName] = async (reqs: AsyncIterable<unknown>, o?: CallOptions) =>
-          decodeMessage(output, await streaming(client, "clientStream")(name, m.name, encodeAll(input, reqs), o));
+          decodeMessage(messages, output, await streaming(client, "clientStream")(name, m.name, encodeAll(messages, input, reqs), o));
         break;
       case "bidi_streaming":
         out[m.localName] = (reqs: AsyncIterable<unknown>, o?: CallOptions) =>
-          decodeAll(output, streaming(client, "bidiStream")(name, m.name, encodeAll(input, reqs), o));
+          decodeAll(messages, output, streaming(client, "bidiStream")(name, m.name, encodeAll(messages, input, reqs), o));
         break;
     }
   }
@@ -123,7 +128,12 @@ export function createClient<M extends GenServiceMethods>(
 }
 
 /** Raw methods, keyed by wire method name, for the handlers `impl` provides. */
-export function serviceMethods<M extends GenServiceMethods>(service: GenService<M>, impl: ServiceImpl<M>): Record<string, RawMethod> {
+export function serviceMethods<M extends GenServiceMethods>(
+  service: GenService<M>,
+  impl: ServiceImpl<M>,
+  options: Pick<ServiceNameOptions, "messages">,
+): Record<string, RawMethod> {
+  const { messages } = options;
   const out: Record<string, RawMethod> = {};
   const handlers = impl as Record<string, ((...args: never[]) => unknown) | undefined>;
   for (const m of service.methods) {
@@ -134,25 +144,25 @@ export function serviceMethods<M extends GenServiceMethods>(service: GenService<
       case "unary":
         out[m.name] = {
           kind: "unary",
-          handler: async (req, ctx) => encodeMessage(output, await h(decodeMessage(input, req), ctx)),
+          handler: async (req, ctx) => encodeMessage(messages, output, await h(decodeMessage(messages, input, req), ctx)),
         };
         break;
       case "server_streaming":
         out[m.name] = {
           kind: "server_streaming",
-          handler: (req, ctx) => encodeAll(output, h(decodeMessage(input, req), ctx) as AsyncIterable<unknown>),
+          handler: (req, ctx) => encodeAll(messages, output, h(decodeMessage(messages, input, req), ctx) as AsyncIterable<unknown>),
         };
         break;
       case "client_streaming":
         out[m.name] = {
           kind: "client_streaming",
-          handler: async (reqs, ctx) => encodeMessage(output, await h(decodeAll(input, reqs), ctx)),
+          handler: async (reqs, ctx) => encodeMessage(messages, output, await h(decodeAll(messages, input, reqs), ctx)),
         };
         break;
       case "bidi_streaming":
         out[m.name] = {
           kind: "bidi_streaming",
-          handler: (reqs, ctx) => encodeAll(output, h(decodeAll(input, reqs), ctx) as AsyncIterable<unknown>),
+          handler: (reqs, ctx) => encodeAll(messages, output, h(decodeAll(messages, input, reqs), ctx) as AsyncIterable<unknown>),
         };
         break;
     }
@@ -165,7 +175,7 @@ export function registerService<M extends GenServiceMethods>(
   server: Server,
   service: GenService<M>,
   impl: ServiceImpl<M>,
-  options: ServiceNameOptions = {},
+  options: ServiceNameOptions,
 ): Server {
-  return server.register(options.serviceName ?? service.typeName, serviceMethods(service, impl));
+  return server.register(options.serviceName ?? service.typeName, serviceMethods(service, impl, options));
 }

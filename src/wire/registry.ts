@@ -1,93 +1,90 @@
-import type { Message } from "@bufbuild/protobuf";
+import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import { DecodeError } from "./errors.js";
+import { type GeneratedMessage, type GeneratedMessages, isMessageOf } from "./generated.js";
+import type { Reflection } from "./reflection.js";
 
-/**
- * A field as the generated code describes it: what the loose-value conversion of plugin helpers
- * needs (names, kind, scalar type, the message type it holds), the subset of a protobuf-es
- * DescField that needs no descriptor decoding.
- */
-export interface FieldInfo {
-  /** Property name in the message shape (`runtimeHandler`). */
-  readonly localName: string;
-  /** Name in the .proto file (`runtime_handler`). */
-  readonly name: string;
-  readonly fieldKind: "scalar" | "enum" | "message" | "list" | "map";
-  /** Element kind of a list, value kind of a map. */
-  readonly listKind?: "scalar" | "enum" | "message";
-  readonly mapKind?: "scalar" | "enum" | "message";
-  /** ScalarType of a scalar field, list element or map value. */
-  readonly scalar?: number;
-  /** Full name of the message type held (singular, list element or map value). */
-  readonly message?: string;
-}
-
-/**
- * What protoc-gen-nri-wire generates for one message: the codec, `create()` and `clone()`
- * semantics and a field table, all without the message's descriptor. Registered by type name when its module loads.
- */
-export interface GeneratedMessage<T extends Message = Message> {
-  readonly typeName: string;
+/** A message type's binary codec. */
+export interface MessageCodec<Desc extends DescMessage = DescMessage> {
   /** Encodes a message, or an init object of the same shape (absent fields are unset). */
-  readonly encode: (message: never) => Uint8Array;
+  readonly encode: (message: MessageInitShape<Desc>) => Uint8Array;
   /** Decodes, strictly; malformed bytes are a DecodeError naming the message and field. */
-  readonly decode: (bytes: Uint8Array) => T;
-  /** What protobuf-es `create(schema, init)` returns for an init object (not a message). */
-  readonly create: (init?: object | null) => T;
-  /** What protobuf-es `clone(schema, message)` returns: a deep copy sharing nothing mutable. */
-  readonly clone: (message: never) => T;
-  /** The fields, built on each call (callers keep what they need). */
-  readonly fields: () => readonly FieldInfo[];
+  readonly decode: (bytes: Uint8Array) => MessageShape<Desc>;
 }
 
-/** An encoder and decoder pair for one message type, generated or registered by hand. */
-export interface RegisteredCodec {
-  readonly encode: (message: never) => Uint8Array;
-  readonly decode: (bytes: Uint8Array) => Message;
-}
-
-/*
- * Keyed by full type name rather than by schema object: generated code registers without
- * importing (and so decoding) the descriptors, and a schema reached through another path (a
- * field's descriptor, a lazily loaded one) finds the same entry.
+/**
+ * `create`, `clone`, `toBinary` and `fromBinary` of @bufbuild/protobuf over the generated code of
+ * the tables a registry was built from: a schema whose type is in a table is served by its
+ * generated code (no descriptor walk, the same messages and bytes), any other by the reflective
+ * functions the registry was given, and without them it is an error. Lookups are by type name, so
+ * a schema reached another way (a field's descriptor) finds the same code.
  */
-const codecs = new Map<string, RegisteredCodec>();
-const generated = new Map<string, GeneratedMessage>();
-
-/** Registers generated messages. Generated codec modules call this when imported. */
-export function registerMessages(messages: readonly GeneratedMessage[]): void {
-  for (const m of messages) {
-    codecs.set(m.typeName, m);
-    generated.set(m.typeName, m);
-  }
+export interface MessageRegistry {
+  /** The generated code of the messages named `typeName`, if a table holds it. */
+  readonly generated: (typeName: string) => GeneratedMessage | undefined;
+  /** The codec of `schema`'s type, if a table holds it. */
+  readonly codecFor: <Desc extends DescMessage>(schema: Desc) => MessageCodec<Desc> | undefined;
+  /** `create()`: a message of `schema` from an init object; a message of the schema is returned as it is. */
+  readonly create: <Desc extends DescMessage>(schema: Desc, init?: MessageInitShape<Desc>) => MessageShape<Desc>;
+  /** `clone()`: a deep copy sharing nothing mutable. */
+  readonly clone: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => MessageShape<Desc>;
+  /** `toBinary()`. */
+  readonly toBinary: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => Uint8Array;
+  /** Encodes an init object of `schema` (a message, or a plain object as `create()` takes). */
+  readonly encodeInit: <Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>) => Uint8Array;
+  /**
+   * `fromBinary()`. Malformed bytes are always a DecodeError: the reflective decoder's errors
+   * (Error, RangeError, TypeError) are wrapped into one naming the message.
+   */
+  readonly fromBinary: <Desc extends DescMessage>(schema: Desc, bytes: Uint8Array) => MessageShape<Desc>;
 }
 
-/** Makes `codec` the one used for the messages named `typeName`. */
-export function registerCodecByName(typeName: string, codec: RegisteredCodec): void {
-  codecs.set(typeName, codec);
-  generated.delete(typeName);
-}
-
-/** The codec registered for `typeName`, if any. */
-export function codecByName(typeName: string): RegisteredCodec | undefined {
-  return codecs.get(typeName);
-}
-
-/** The generated message registered for `typeName`, if its codec module has been imported. */
-export function generatedMessage(typeName: string): GeneratedMessage | undefined {
-  return generated.get(typeName);
-}
-
-/** Whether `value` is a message of `typeName`, as protobuf-es isMessage decides. */
-export function isMessageOf(value: unknown, typeName: string): boolean {
-  return value !== null && typeof value === "object" && (value as { $typeName?: unknown }).$typeName === typeName;
-}
-
-/** An init value of a message field as protobuf-es create() converts it: plain objects are created. */
-export function initMessage(value: unknown, typeName: string, create: (init: object) => unknown): unknown {
-  if (value === null || typeof value !== "object" || Array.isArray(value) || isMessageOf(value, typeName)) return value;
-  return create(value);
-}
-
-/** A bytes init value as create() takes it: an array of numbers becomes a Uint8Array. */
-export function initBytes(value: unknown): unknown {
-  return Array.isArray(value) ? new Uint8Array(value as number[]) : value;
+/**
+ * A registry of the generated code in `tables`, falling back to `reflection` (see reflection.ts)
+ * for other messages; without it, asking for a message no table holds throws.
+ */
+export function messageRegistry(tables: readonly GeneratedMessages[], reflection?: Reflection): MessageRegistry {
+  const byName = new Map<string, GeneratedMessage>();
+  for (const table of tables) for (const m of Object.values(table)) byName.set(m.typeName, m);
+  const reflective = (op: string, typeName: string): Reflection => {
+    if (reflection === undefined) throw new Error(`wire: ${op} ${typeName}: no generated code, and the registry has no reflective fallback`);
+    return reflection;
+  };
+  const generated = (typeName: string): GeneratedMessage | undefined => byName.get(typeName);
+  return {
+    generated,
+    codecFor: <Desc extends DescMessage>(schema: Desc) => byName.get(schema.typeName) as MessageCodec<Desc> | undefined,
+    create: <Desc extends DescMessage>(schema: Desc, init?: MessageInitShape<Desc>) => {
+      if (isMessageOf(init, schema.typeName)) return init as MessageShape<Desc>;
+      const g = byName.get(schema.typeName);
+      if (g !== undefined) return g.create(init as never) as MessageShape<Desc>;
+      return reflective("create", schema.typeName).create(schema, init);
+    },
+    clone: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => {
+      const g = byName.get(schema.typeName);
+      if (g !== undefined) return g.clone(message as never) as MessageShape<Desc>;
+      return reflective("clone", schema.typeName).clone(schema, message);
+    },
+    toBinary: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => {
+      const g = byName.get(schema.typeName);
+      if (g !== undefined) return g.encode(message as never);
+      return reflective("encode", schema.typeName).toBinary(schema, message);
+    },
+    encodeInit: <Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>) => {
+      const g = byName.get(schema.typeName);
+      if (g !== undefined) return g.encode(init as never);
+      const r = reflective("encode", schema.typeName);
+      return r.toBinary(schema, r.create(schema, init));
+    },
+    fromBinary: <Desc extends DescMessage>(schema: Desc, bytes: Uint8Array) => {
+      const g = byName.get(schema.typeName);
+      if (g !== undefined) return g.decode(bytes) as MessageShape<Desc>;
+      const r = reflective("decode", schema.typeName);
+      try {
+        return r.fromBinary(schema, bytes);
+      } catch (e) {
+        const reason = e instanceof Error ? e.message : String(e);
+        throw new DecodeError(`decode ${schema.typeName}: ${reason}`, reason, -1, schema.typeName, undefined, { cause: e });
+      }
+    },
+  };
 }

@@ -7,6 +7,7 @@ import * as events from "../../src/api/events.js";
 import * as index from "../../src/index.js";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../gen/v1beta1/api_pb.js";
+import * as betaEntry from "../../src/v1beta1.js";
 
 /**
  * Event numbers and subscription masks (PROTOCOL.md section 5): bit for event E is 1 << (E - 1),
@@ -64,11 +65,12 @@ describe("constants", () => {
     }
   });
 
-  it("the package entry re-exports the same helpers and Event", () => {
+  it("the package entry re-exports the same helpers, and the Event of nri-wire/v1beta1", () => {
     expect(index.eventBit).toBe(eventBit);
     expect(index.parseEventMask).toBe(parseEventMask);
     expect(index.VALID_EVENTS_MASK).toBe(16383);
-    expect(index.Event).toBe(beta.Event);
+    expect(index.Event).toBe(betaEntry.Event);
+    expect({ ...index.Event }).toStrictEqual({ ...beta.Event });
     // Every other name it exports is src/api/events.ts's own, not a copy.
     const { Event: _, ...helpers } = index;
     expect(Object.keys(helpers)).toContain("formatEvent");

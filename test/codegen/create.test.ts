@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { type DescField, create } from "@bufbuild/protobuf";
-import { type FieldInfo } from "../../src/wire/runtime.js";
+import { type FieldInfo } from "../../src/wire/codegen.js";
 import { arbitraryMessage } from "../arbitraries/message.js";
 import { runs } from "../support/fc.js";
 import { GENERATED_CASES as cases, generated } from "../support/generated-cases.js";

@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { type DescMessage, type Message, create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { WithStructSchema } from "./gen/kitchen/v1/kitchen_pb.js";
-import { DecodeError, type MessageCodec, codecFor, encodeInit } from "../../src/wire/index.js";
+import { DecodeError, type MessageCodec } from "../../src/wire/index.js";
 import { arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { arbitraryRewrite } from "../arbitraries/noncanonical.js";
 import { concat, hex } from "../support/bytes.js";
 import { damagedEncodings } from "../support/damaged.js";
 import { runs } from "../support/fc.js";
-import { GENERATED_CASES as cases } from "../support/generated-cases.js";
+import { MESSAGES, GENERATED_CASES as cases } from "../support/generated-cases.js";
 
 /**
  * The generated codecs against protobuf-es, the reference for the message shapes: for every
@@ -24,7 +24,7 @@ function arb(schema: DescMessage): fc.Arbitrary<Message> {
 }
 
 function codec(schema: DescMessage): MessageCodec {
-  const c = codecFor(schema);
+  const c = MESSAGES.codecFor(schema);
   if (c === undefined) throw new Error(`test: no generated codec for ${schema.typeName}`);
   return c;
 }
@@ -40,13 +40,13 @@ function sameDecode(schema: DescMessage, c: MessageCodec, bytes: Uint8Array): vo
 
 describe("every message has a generated codec, registered", () => {
   it.each(cases)("%s", (_n, schema) => {
-    expect(codecFor(schema)).toBeDefined();
+    expect(MESSAGES.codecFor(schema)).toBeDefined();
   });
 
   it("a message holding google.protobuf.Struct as JSON has none, and goes through protobuf-es", () => {
-    expect(codecFor(WithStructSchema)).toBeUndefined();
+    expect(MESSAGES.codecFor(WithStructSchema)).toBeUndefined();
     const m = create(WithStructSchema, { fields: { a: 1 }, name: "x" });
-    expect(hex(encodeInit(WithStructSchema, m))).toBe(hex(toBinary(WithStructSchema, m)));
+    expect(hex(MESSAGES.encodeInit(WithStructSchema, m))).toBe(hex(toBinary(WithStructSchema, m)));
   });
 });
 
@@ -76,7 +76,7 @@ describe("encode takes init objects as create() does", () => {
         delete init.$typeName;
         const keys = Object.keys(init);
         for (const d of drop) if (keys.length > 0) delete init[keys[d % keys.length]!];
-        expect(hex(encodeInit(schema, init))).toBe(hex(toBinary(schema, create(schema, init))));
+        expect(hex(MESSAGES.encodeInit(schema, init))).toBe(hex(toBinary(schema, create(schema, init))));
       }),
       { numRuns: runs(0.2) },
     );

@@ -1,13 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { type DescMessage, fromBinary as reflectiveFromBinary } from "@bufbuild/protobuf";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
-import "../../gen/v1alpha1/api_codec.js";
 import { decodeStateChangeEvent } from "../../gen/v1alpha1/api_codec.js";
 import { RequestSchema } from "../../gen/ttrpc/request_pb.js";
-import "../../gen/ttrpc/request_codec.js";
 import * as kitchen from "./gen/kitchen/v1/kitchen_pb.js";
-import "./gen/kitchen/v1/kitchen_codec.js";
-import { DecodeError, fromBinary } from "../../src/wire/index.js";
+import { DecodeError } from "../../src/wire/index.js";
+import { MESSAGES } from "../support/generated-cases.js";
 import { TRUNCATED } from "../support/truncated.js";
 
 /**
@@ -21,7 +19,7 @@ const h = (s: string): Uint8Array => new Uint8Array(Buffer.from(s.replace(/\s+/g
 
 function failure(schema: DescMessage, bytes: string): DecodeError {
   try {
-    fromBinary(schema, h(bytes));
+    MESSAGES.fromBinary(schema, h(bytes));
   } catch (e) {
     expect(e).toBeInstanceOf(DecodeError);
     return e as DecodeError;
@@ -48,13 +46,13 @@ describe("a nested message running past its parent", () => {
 
 describe("wrong wire type for a known field: kept as an unknown field, as protobuf-go does", () => {
   it("a message field sent as varint 0 leaves the field unset", () => {
-    const m = fromBinary(alpha.RunPodSandboxRequestSchema, h("08 00"));
+    const m = MESSAGES.fromBinary(alpha.RunPodSandboxRequestSchema, h("08 00"));
     expect(m.pod).toBeUndefined();
     expect(m.$unknown).toEqual([{ no: 1, wireType: 0, data: h("00") }]);
   });
 
   it("an int32 sent length-delimited is skipped by its length", () => {
-    const m = fromBinary(alpha.ConfigureResponseSchema, h("12 01 05"));
+    const m = MESSAGES.fromBinary(alpha.ConfigureResponseSchema, h("12 01 05"));
     expect(m.events).toBe(0);
     expect(m.$unknown).toEqual([{ no: 2, wireType: 2, data: h("01 05") }]);
   });
@@ -89,8 +87,8 @@ describe("over-long and overflowing varints", () => {
   });
 
   it("a 10-byte varint ending in 01 is -1 for int64; a padded tag is accepted, as protobuf-go accepts it", () => {
-    expect(fromBinary(alpha.ConfigureRequestSchema, h("20 ffffffffffffffffff01")).registrationTimeout).toBe(-1n);
-    expect(fromBinary(alpha.UserSchema, h("88 80 80 80 80 00 05")).uid).toBe(5);
+    expect(MESSAGES.fromBinary(alpha.ConfigureRequestSchema, h("20 ffffffffffffffffff01")).registrationTimeout).toBe(-1n);
+    expect(MESSAGES.fromBinary(alpha.UserSchema, h("88 80 80 80 80 00 05")).uid).toBe(5);
   });
 });
 
@@ -124,8 +122,8 @@ describe("invalid UTF-8 in strings (protobuf-es: a TypeError from TextDecoder)",
   });
 
   it("valid text decodes, an encoded U+FFFD and astral characters included", () => {
-    expect(fromBinary(alpha.RegisterPluginRequestSchema, h("0a 07 efbfbd f09f9880")).pluginName).toBe("\uFFFD😀");
-    expect(fromBinary(alpha.RegisterPluginRequestSchema, h(`0a 42 ${"61".repeat(64)}c3a9`)).pluginName).toBe(`${"a".repeat(64)}é`);
+    expect(MESSAGES.fromBinary(alpha.RegisterPluginRequestSchema, h("0a 07 efbfbd f09f9880")).pluginName).toBe("\uFFFD😀");
+    expect(MESSAGES.fromBinary(alpha.RegisterPluginRequestSchema, h(`0a 42 ${"61".repeat(64)}c3a9`)).pluginName).toBe(`${"a".repeat(64)}é`);
   });
 });
 
@@ -143,7 +141,7 @@ describe("tags and groups", () => {
   });
 
   it("a well-formed group under an unknown number is kept byte for byte, as protobuf-es keeps it", () => {
-    expect(fromBinary(alpha.UserSchema, h("23 08 01 24")).$unknown).toEqual([{ no: 4, wireType: 3, data: h("08 01 24") }]);
+    expect(MESSAGES.fromBinary(alpha.UserSchema, h("23 08 01 24")).$unknown).toEqual([{ no: 4, wireType: 3, data: h("08 01 24") }]);
   });
 });
 
@@ -168,14 +166,14 @@ describe("nesting depth: the same limit as protobuf-es", () => {
 
   it("99 levels below the root decode in both, 100 fail in both", () => {
     expect(() => reflectiveFromBinary(kitchen.TreeSchema, chain(99))).not.toThrow();
-    expect(fromBinary(kitchen.TreeSchema, chain(99)).parent).toBeDefined();
+    expect(MESSAGES.fromBinary(kitchen.TreeSchema, chain(99)).parent).toBeDefined();
     expect(() => reflectiveFromBinary(kitchen.TreeSchema, chain(100))).toThrow();
     expect(text(kitchen.TreeSchema, Buffer.from(chain(100)).toString("hex"))).toBe("decode kitchen.v1.Tree: field parent (1): nesting deeper than 100");
   });
 
   it("99 nested groups are skipped in both, 100 fail in both", () => {
     expect(() => reflectiveFromBinary(alpha.UserSchema, groups(99))).not.toThrow();
-    expect(fromBinary(alpha.UserSchema, groups(99)).$unknown).toHaveLength(1);
+    expect(MESSAGES.fromBinary(alpha.UserSchema, groups(99)).$unknown).toHaveLength(1);
     expect(() => reflectiveFromBinary(alpha.UserSchema, groups(100))).toThrow();
     expect(text(alpha.UserSchema, Buffer.from(groups(100)).toString("hex"))).toBe(
       "decode nri.pkg.api.v1alpha1.User: field 4: nesting deeper than 100",

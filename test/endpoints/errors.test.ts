@@ -13,6 +13,7 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { type RawMethod, Server } from "../../src/ttrpc/server.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { createClient } from "../../src/ttrpc/typed.js";
+import { messages } from "../../src/runtime/messages.js";
 import { expectRejection } from "../support/errors.js";
 
 const cleanup: (() => void)[] = [];
@@ -38,7 +39,7 @@ async function rawRuntime(runtime: Record<string, RawMethod> = {}): Promise<{ pa
     const mux = new Mux(sock);
     cleanup.push(() => mux.close());
     const raw = new Client(mux.open(PLUGIN_SERVICE_CONN));
-    const typed = createClient(BetaPlugin, raw);
+    const typed = createClient(BetaPlugin, raw, { messages });
     new Server()
       .register("nri.pkg.api.v1beta1.Runtime", {
         RegisterPlugin: {

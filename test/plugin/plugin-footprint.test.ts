@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
  * must not pay at import for what it does not use: no @bufbuild/protobuf (its registry, JSON and
  * descriptor decoding), no protoc-gen-es module (each decodes its file's descriptor), nothing of
  * v1alpha1 (translation is imported when a v1alpha1 runtime first calls), nothing of the runtime
- * side.
+ * side. Messages are made and coded by generated code alone: the plugin's registry has no
+ * reflective fallback, so nothing could load the package later either.
  */
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -55,13 +56,24 @@ describe("importing nri-wire/plugin", () => {
   const { files, packages } = importGraph("src/plugin/index.ts");
 
   it("reaches the endpoint, ttrpc, the mux and the v1beta1 generated codecs (the walk sees the graph)", () => {
-    for (const f of ["src/plugin/plugin.ts", "src/ttrpc/server.ts", "src/ttrpc/client.ts", "src/mux/mux.ts", "src/plugin/helpers/adjustment.ts", "gen/v1beta1/api_codec.ts", "gen/v1beta1/api_lite.ts"]) {
+    for (const f of [
+      "src/plugin/plugin.ts",
+      "src/ttrpc/server.ts",
+      "src/ttrpc/client.ts",
+      "src/mux/mux.ts",
+      "src/plugin/helpers/adjustment.ts",
+      "src/plugin/messages.ts",
+      "src/wire/registry.ts",
+      "gen/v1beta1/api_codec.ts",
+      "gen/v1beta1/api_lite.ts",
+    ]) {
       expect(files).toContain(f);
     }
   });
 
-  it("loads no package: @bufbuild/protobuf only on first use of a schema or a message without generated code", () => {
+  it("loads no package, now or later: not even the reflective fallback of @bufbuild/protobuf", () => {
     expect([...packages]).toEqual([]);
+    expect(files).not.toContain("src/wire/reflection.ts");
   });
 
   it("decodes no descriptor: no protoc-gen-es module of any file", () => {
@@ -78,5 +90,6 @@ describe("importing nri-wire/plugin", () => {
     const full = importGraph("src/v1beta1.ts");
     expect(full.files).toContain("gen/v1beta1/api_pb.ts");
     expect(full.packages).toContain("@bufbuild/protobuf/codegenv2");
+    expect(importGraph("src/wire/reflection.ts").packages).toEqual(new Set(["@bufbuild/protobuf"]));
   });
 });

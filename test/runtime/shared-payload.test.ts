@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { fromBinary, toBinary } from "@bufbuild/protobuf";
 import { ContainerSchema, CreateContainerRequestSchema, PodSandboxSchema, StartContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
-import { create } from "../../src/wire/create.js";
+import { create } from "../../src/runtime/messages.js";
 import { encodedRequest, shareEncoded, shareLeadingField } from "../../src/runtime/shared-payload.js";
 import { arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { concat, hex } from "../support/bytes.js";

@@ -1,21 +1,31 @@
 import type { DescFile, DescMessage } from "@bufbuild/protobuf";
-import "../../gen/v1alpha1/api_codec.js";
-import "../../gen/v1beta1/api_codec.js";
-import "../../gen/ttrpc/request_codec.js";
-import "../../gen/google/rpc/status_codec.js";
-import "../codegen/gen/kitchen/v1/kitchen_codec.js";
+import { messages_v1alpha1_api } from "../../gen/v1alpha1/api_codec.js";
+import { messages_v1beta1_api } from "../../gen/v1beta1/api_codec.js";
+import { messages_ttrpc_request } from "../../gen/ttrpc/request_codec.js";
+import { messages_google_rpc_status } from "../../gen/google/rpc/status_codec.js";
+import { messages_kitchen_v1_kitchen } from "../codegen/gen/kitchen/v1/kitchen_codec.js";
 import { file_v1alpha1_api } from "../../gen/v1alpha1/api_pb.js";
 import { file_v1beta1_api } from "../../gen/v1beta1/api_pb.js";
 import { file_ttrpc_request } from "../../gen/ttrpc/request_pb.js";
 import { file_google_rpc_status } from "../../gen/google/rpc/status_pb.js";
 import { WithStructSchema, file_kitchen_v1_kitchen } from "../codegen/gen/kitchen/v1/kitchen_pb.js";
-import { type GeneratedMessage, generatedMessage } from "../../src/wire/runtime.js";
+import type { GeneratedMessage } from "../../src/wire/codegen.js";
+import { reflection } from "../../src/wire/reflection.js";
+import { messageRegistry } from "../../src/wire/registry.js";
 import { allMessages } from "../arbitraries/message.js";
 
 /**
- * Every proto file our generator runs on, its generated code registered (importing this module
- * does that): both NRI revisions, the ttrpc envelope, google.rpc.Status and the kitchen-sink
- * proto that uses every construct the generator handles. By a short name for test titles.
+ * The generated code of every proto file our generator runs on, reflective for the rest: both NRI
+ * revisions, the ttrpc envelope, google.rpc.Status and the kitchen-sink proto.
+ */
+export const MESSAGES = messageRegistry(
+  [messages_v1alpha1_api, messages_v1beta1_api, messages_ttrpc_request, messages_google_rpc_status, messages_kitchen_v1_kitchen],
+  reflection,
+);
+
+/**
+ * Every proto file our generator runs on (the kitchen-sink proto uses every construct the
+ * generator handles), by a short name for test titles.
  */
 export const GENERATED_FILES: readonly (readonly [string, DescFile])[] = [
   ["v1alpha1", file_v1alpha1_api],
@@ -35,9 +45,9 @@ export const GENERATED_CASES: readonly (readonly [string, DescMessage])[] = GENE
     .map((m) => [`${name} ${m.name}`, m] as const),
 );
 
-/** The generated code registered for `schema`; throws when there is none. */
+/** The generated code of `schema` in MESSAGES; throws when there is none. */
 export function generated(schema: DescMessage): GeneratedMessage {
-  const g = generatedMessage(schema.typeName);
+  const g = MESSAGES.generated(schema.typeName);
   if (g === undefined) throw new Error(`test: no generated message for ${schema.typeName}`);
   return g;
 }

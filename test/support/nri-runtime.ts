@@ -7,6 +7,7 @@ import { Plugin, Runtime } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
 import { type PluginHandlers, eventsOf } from "../../src/plugin/index.js";
 import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
+import { messages } from "../../src/runtime/messages.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { type ServiceClient, type ServiceImpl, createClient, serviceMethods } from "../../src/ttrpc/typed.js";
@@ -132,7 +133,7 @@ export async function scriptedPlugin(
       return h(req, ctx);
     };
   }
-  const methods = { ...serviceMethods(Plugin, traced as PluginImpl) };
+  const methods = { ...serviceMethods(Plugin, traced as PluginImpl, { messages }) };
   for (const [name, handler] of Object.entries(o.raw ?? {})) {
     methods[name] = {
       kind: "unary",
@@ -143,7 +144,7 @@ export async function scriptedPlugin(
     };
   }
   new Server().register(Plugin.typeName, methods).serve(mux.open(PLUGIN_SERVICE_CONN));
-  const runtime = createClient(Runtime, new Client(mux.open(RUNTIME_SERVICE_CONN)));
+  const runtime = createClient(Runtime, new Client(mux.open(RUNTIME_SERVICE_CONN)), { messages });
   if (o.register !== false) await runtime.registerPlugin({ pluginName: o.name ?? "scripted", pluginIdx: o.idx ?? "10" });
   return { mux, socket, runtime, calls, closed: mux.closed };
 }

@@ -6,13 +6,15 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import type { CallContext } from "../../src/ttrpc/server.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { type Transport, createClient, serviceMethods } from "../../src/ttrpc/typed.js";
-import { codecFor } from "../../src/wire/index.js";
+import { messageRegistry, reflection } from "../../src/wire/index.js";
 
 /**
- * Typed clients and services pick the generated codec of a message through the registry (the
- * revision modules register theirs on import), so they write what toBinary writes and decode
- * strictly: bytes protobuf-es would accept but protobuf-go refuses are INVALID_ARGUMENT.
+ * Typed clients and services code messages through the registry they are given: the generated
+ * codecs of both revisions here, so they write what toBinary writes and decode strictly (bytes
+ * protobuf-es would accept but protobuf-go refuses are INVALID_ARGUMENT).
  */
+
+const messages = messageRegistry([alpha.messages_v1alpha1_api, beta.messages_v1beta1_api], reflection);
 
 const h = (s: string): Uint8Array => new Uint8Array(Buffer.from(s.replace(/\s+/g, ""), "hex"));
 const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
@@ -27,16 +29,16 @@ const ctx: CallContext = {
 };
 
 describe("typed services and clients through the codec registry", () => {
-  it("both revisions register a generated codec for every message", () => {
+  it("the tables of both revisions hold a generated codec for every message", () => {
     for (const file of [alpha.file_v1alpha1_api, beta.file_v1beta1_api]) {
-      for (const m of file.messages) expect(codecFor(m), m.typeName).toBeDefined();
+      for (const m of file.messages) expect(messages.codecFor(m), m.typeName).toBeDefined();
     }
   });
 
   it("a handler's plain-object answer is encoded as toBinary(create(...)) would", async () => {
     const methods = serviceMethods(beta.Plugin, {
       configure: () => ({ events: 0x7fff, failurePolicy: { keepConnected: true } }),
-    });
+    }, { messages });
     const out = await (methods.Configure!.handler as (p: Uint8Array, c: CallContext) => Promise<Uint8Array>)(new Uint8Array(0), ctx);
     expect(hex(out)).toBe(hex(toBinary(beta.ConfigureResponseSchema, create(beta.ConfigureResponseSchema, { events: 0x7fff, failurePolicy: { keepConnected: true } }))));
   });
@@ -48,7 +50,7 @@ describe("typed services and clients through the codec registry", () => {
         called = true;
         return {};
       },
-    });
+    }, { messages });
     const handler = methods.StateChange!.handler as (p: Uint8Array, c: CallContext) => Promise<Uint8Array>;
     const e = await handler(h("1a03420341 3d31"), ctx).then(
       () => undefined,
@@ -68,12 +70,27 @@ describe("typed services and clients through the codec registry", () => {
         return h("10 ffffffffffffffffff7f"); // events: a varint overflowing 64 bits
       },
     };
-    const client = createClient(beta.Plugin, transport);
+    const client = createClient(beta.Plugin, transport, { messages });
     const e = await client.configure({ runtimeName: "r", registrationTimeout: 5n }).then(
       () => undefined,
       (err: unknown) => err,
     );
     expect(hex(sent[0]!)).toBe(hex(toBinary(beta.ConfigureRequestSchema, create(beta.ConfigureRequestSchema, { runtimeName: "r", registrationTimeout: 5n }))));
     expect((e as RpcError).rawMessage).toBe("decode nri.pkg.api.v1beta1.ConfigureResponse: field events (2): varint overflows 64 bits");
+  });
+
+  it("with a registry of no tables and the fallback, messages are coded reflectively: protobuf-es's leniency, its errors named by message", async () => {
+    const transport: Transport = { call: async () => h("10 ffffffffffffffffff7f") };
+    const reflective = messageRegistry([], reflection);
+    const answer = await createClient(beta.Plugin, transport, { messages: reflective }).configure({});
+    expect(answer.events).toBe(-1);
+    const methods = serviceMethods(beta.Plugin, { configure: () => ({}) }, { messages: reflective });
+    const handler = methods.Configure!.handler as (p: Uint8Array, c: CallContext) => Promise<Uint8Array>;
+    const e = await handler(h("1a 05 41"), ctx).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect((e as RpcError).code).toBe(Code.INVALID_ARGUMENT);
+    expect((e as RpcError).rawMessage).toBe("decode nri.pkg.api.v1beta1.ConfigureRequest: premature EOF");
   });
 });

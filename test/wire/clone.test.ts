@@ -1,15 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { clone as reflectiveClone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import "../codegen/gen/kitchen/v1/kitchen_codec.js";
 import { TreeSchema, WithStructSchema } from "../codegen/gen/kitchen/v1/kitchen_pb.js";
-import * as lite from "../../gen/v1beta1/api_lite.js";
-import { clone } from "../../src/wire/index.js";
+import * as beta from "../../src/v1beta1.js";
+import { MESSAGES } from "../support/generated-cases.js";
 import * as plugin from "../../src/plugin/index.js";
 import { concat } from "../support/bytes.js";
 
 /*
- * clone() of nri-wire/wire: the generated copy when the message's codec module is loaded,
- * protobuf-es clone() otherwise. The two differ in one observable way, which tells them apart:
+ * clone() of a registry: the generated copy when a table holds the message, protobuf-es clone()
+ * otherwise. The two differ in one observable way, which tells them apart:
  * the generated copy owns its unknown fields, protobuf-es shares their entries.
  */
 
@@ -21,8 +20,10 @@ function treeWithUnknown() {
   return fromBinary(TreeSchema, bytes);
 }
 
-describe("wire clone()", () => {
-  it("goes through the generated clone when one is registered: unknown fields are copied, not shared", () => {
+describe("registry clone()", () => {
+  const { clone } = MESSAGES;
+
+  it("goes through the generated clone when a table holds the message: unknown fields are copied, not shared", () => {
     const m = treeWithUnknown();
     const got = clone(TreeSchema, m);
     expect(got).toStrictEqual(reflectiveClone(TreeSchema, m));
@@ -40,10 +41,9 @@ describe("wire clone()", () => {
     expect(got.fields).not.toBe(m.fields);
   });
 
-  it("is re-exported by nri-wire/plugin and takes its lazy schemas", () => {
-    expect(plugin.clone).toBe(clone);
-    const pod = plugin.create(lite.PodSandboxSchema, { id: "p", labels: { a: "b" }, linux: { cgroupParent: "/x" } });
-    const got = plugin.clone(lite.PodSandboxSchema, pod);
+  it("nri-wire/plugin's clone() copies v1beta1 messages by their generated code", () => {
+    const pod = plugin.create(beta.PodSandboxSchema, { id: "p", labels: { a: "b" }, linux: { cgroupParent: "/x" } });
+    const got = plugin.clone(beta.PodSandboxSchema, pod);
     expect(got).toStrictEqual(pod);
     expect(got.labels).not.toBe(pod.labels);
     expect(got.linux).not.toBe(pod.linux);

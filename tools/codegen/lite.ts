@@ -3,11 +3,12 @@ import { nestedTypes } from "@bufbuild/protobuf/reflect";
 import type { GeneratedFile } from "@bufbuild/protoplugin";
 
 /*
- * X_lite.ts: the exports of protoc-gen-es's X_pb.ts, for programs that should not decode the
- * file's descriptor at import. Types are the same types; enums are the same objects' contents
- * (a TypeScript enum is a plain object of names and numbers); every schema is a lazy stand-in
- * that loads X_pb.ts on first use (see src/wire/lazy.ts); and each service gets a table of its
- * methods by name, so that an endpoint can dispatch without a service descriptor.
+ * X_lite.ts: what a program takes from protoc-gen-es's X_pb.ts when it should not load
+ * @bufbuild/protobuf nor decode the file's descriptor: the message and enum types (the same
+ * types), the enums (a TypeScript enum is a plain object of names and numbers; the package entries
+ * export this object under the enum's name, so there is one per enum), and each service's methods
+ * by name, so that an endpoint can dispatch without a service descriptor. No schema: a schema is
+ * the descriptor, and X_pb.ts is where it comes from.
  */
 
 function enumObject(e: DescEnum): string {
@@ -24,51 +25,27 @@ function serviceTable(s: DescService): string {
   return [`  ${s.name}: {`, `    typeName: "${s.typeName}",`, "    methods: [", ...methods, "    ],", "  },"].join("\n");
 }
 
-/** Writes the lite module of `file`; `wire` is where the wire runtime is imported from. */
-export function emitLite(f: GeneratedFile, file: DescFile, wire: string): void {
+/** Writes the lite module of `file`. */
+export function emitLite(f: GeneratedFile, file: DescFile): void {
   const fileSymbol = f.importSchema(file).name;
   f.preamble(file);
   f.print("/*");
-  f.print(` * The exports of ${file.name}_pb.ts without decoding its descriptor at import: the same types`);
-  f.print(" * and enum values, schemas that load it on first use, and the methods of each service.");
+  f.print(` * The types, enums and service methods of ${file.name}_pb.ts, without loading @bufbuild/protobuf`);
+  f.print(" * nor decoding the file's descriptor: the schemas are in the _pb module.");
   f.print(" */");
-  f.print();
-  const base = file.name.slice(file.name.lastIndexOf("/") + 1);
-  f.print("const lazy = ", f.import("lazySchemas", wire), `(${JSON.stringify(file.proto.name)}, import.meta.url, "./${base}_pb.js");`);
-  f.print();
-  f.print(`/** Describes the file ${file.proto.name}; loaded on first use. */`);
-  f.print(f.export("const", fileSymbol), ": typeof ", f.importSchema(file, true), ` = lazy("${fileSymbol}", "file");`);
   for (const t of nestedTypes(file)) {
-    const schema = f.importSchema(t, true);
-    const name = schema.name;
+    if (t.kind !== "message" && t.kind !== "enum") continue;
+    const shape = f.importShape(t).toTypeOnly();
     f.print();
-    switch (t.kind) {
-      case "message": {
-        const shape = f.importShape(t).toTypeOnly();
-        f.print(f.jsDoc(t));
-        f.print(f.export("type", shape.name), " = ", shape, ";");
-        f.print(`/** Describes the message ${t.typeName}; loaded on first use. Use \`create(${name})\` to create a new message. */`);
-        f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "message", "${t.typeName}");`);
-        break;
-      }
-      case "enum": {
-        const shape = f.importShape(t).toTypeOnly();
-        f.print(f.jsDoc(t));
-        f.print(f.export("type", shape.name), " = ", shape, ";");
-        f.print(f.jsDoc(t));
-        f.print(f.export("const", shape.name), " = ", enumObject(t), " as unknown as typeof ", shape, ";");
-        f.print(`/** Describes the enum ${t.typeName}; loaded on first use. */`);
-        f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "enum", "${t.typeName}");`);
-        break;
-      }
-      case "extension":
-        f.print(f.jsDoc(t));
-        f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "extension", "${t.typeName}");`);
-        break;
-      case "service":
-        f.print(f.jsDoc(t));
-        f.print(f.export("const", name), ": typeof ", schema, ` = lazy("${name}", "service", "${t.typeName}");`);
-        break;
+    f.print(f.jsDoc(t));
+    f.print(f.export("type", shape.name), " = ", shape, ";");
+    if (t.kind === "enum") {
+      f.print(f.jsDoc(t));
+      f.print(f.export("const", shape.name), " = ", enumObject(t), " as unknown as typeof ", shape, ";");
+      // The members as types too (`Event.CREATE_CONTAINER`), as the enum declaration gives them.
+      f.print(f.export("declare namespace", shape.name), " {");
+      for (const v of t.values) f.print(`  type ${v.localName} = `, shape, `.${v.localName};`);
+      f.print("}");
     }
   }
   const services = [...nestedTypes(file)].filter((t): t is DescService => t.kind === "service");

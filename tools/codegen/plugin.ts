@@ -11,15 +11,15 @@ import { planFile } from "./plan.js";
 /** Options of protoc-gen-nri-wire (besides the standard ones of @bufbuild/protoplugin). */
 export interface Options {
   /**
-   * Where generated code imports the wire runtime from: a package path (default
-   * `nri-wire/wire/runtime`, which never loads @bufbuild/protobuf), or a path starting with `./`
-   * or `../`, taken relative to the output root.
+   * Where generated code imports its support from: a package path (default `nri-wire/codegen`,
+   * which never loads @bufbuild/protobuf), or a path starting with `./` or `../`, taken relative
+   * to the output root.
    */
   wireImport: string;
 }
 
 function parseOptions(raw: { key: string; value: string }[]): Options {
-  const out: Options = { wireImport: "nri-wire/wire/runtime" };
+  const out: Options = { wireImport: "nri-wire/codegen" };
   for (const { key, value } of raw) {
     if (key === "wire_import") out.wireImport = value;
     else throw new Error(`protoc-gen-nri-wire: unknown option ${key}`);
@@ -28,13 +28,13 @@ function parseOptions(raw: { key: string; value: string }[]): Options {
 }
 
 /**
- * Turns the emitters' text into printables: `@{name}` imports `name` from the wire runtime,
- * `@t{Name}` a type from @bufbuild/protobuf, `@T{full.Name}` the protobuf-es message type and
- * `@S{full.Name}` its schema.
+ * Turns the emitters' text into printables: `@{name}` imports `name` from the codegen support,
+ * `@t{Name}` a type from @bufbuild/protobuf, `@w{Name}` a type from the codegen support,
+ * `@T{full.Name}` the protobuf-es message type and `@S{full.Name}` its schema.
  */
 function resolve(f: GeneratedFile, text: string, wire: string, messages: ReadonlyMap<string, DescMessage>): Printable[] {
   const out: Printable[] = [];
-  const re = /@(T|S|t)?\{([\w.$]+)\}/g;
+  const re = /@(T|S|t|w)?\{([\w.$]+)\}/g;
   let last = 0;
   for (let m = re.exec(text); m !== null; m = re.exec(text)) {
     out.push(text.slice(last, m.index));
@@ -42,6 +42,7 @@ function resolve(f: GeneratedFile, text: string, wire: string, messages: Readonl
     const [, kind, name] = m as unknown as [string, string | undefined, string];
     if (kind === undefined) out.push(f.import(name, wire));
     else if (kind === "t") out.push(f.import(name, "@bufbuild/protobuf", true));
+    else if (kind === "w") out.push(f.import(name, wire, true));
     else {
       const desc = messages.get(name);
       if (desc === undefined) throw new Error(`protoc-gen-nri-wire: no message ${name}`);
@@ -55,7 +56,7 @@ function resolve(f: GeneratedFile, text: string, wire: string, messages: Readonl
 
 function generateTs(schema: Schema<Options>): void {
   for (const file of schema.files) {
-    emitLite(schema.generateFile(`${file.name}_lite.ts`), file, schema.options.wireImport);
+    emitLite(schema.generateFile(`${file.name}_lite.ts`), file);
     const plan = planFile(file);
     if (plan.exported.length === 0) continue;
     const f = schema.generateFile(`${file.name}_codec.ts`);
@@ -64,7 +65,7 @@ function generateTs(schema: Schema<Options>): void {
     const print = (text: string): void => f.print(...resolve(f, text, schema.options.wireImport, messages));
     const notes = plan.skipped.map(({ message, reason }) => `\n * ${message.typeName} is left to the reflective codec: ${reason}.`).join("");
     print(
-      `/*\n * Binary codecs for the messages of ${file.proto.name}: the bytes protobuf-es toBinary writes,\n * strict decoding into the same message shapes, and create() and clone() without descriptors.\n * Importing this module registers them by type name.${notes}\n */\n`,
+      `/*\n * Binary codecs for the messages of ${file.proto.name}: the bytes protobuf-es toBinary writes,\n * strict decoding into the same message shapes, and create() and clone() without descriptors.\n * The table at the end holds them by message name; importing this module changes nothing else.${notes}\n */\n`,
     );
     for (const m of plan.reached) print(emitEncoder(m) + emitDecoder(m) + emitCreate(m) + emitClone(m));
     for (const m of plan.exported) {
@@ -89,13 +90,17 @@ function generateTs(schema: Schema<Options>): void {
         ].join("\n"),
       );
     }
-    print("@{registerMessages}([");
-    for (const m of plan.exported) {
-      const name = f.importShape(m).name;
+    const table = f.importSchema(file, true).name.replace(/^file_/u, "messages_");
+    const names = plan.exported.map((m) => ({ m, name: f.importShape(m).name }));
+    print(`/** The generated code of the messages of ${file.proto.name} above, by message name. */`);
+    print(`export const ${table}: {`);
+    for (const { m, name } of names) print(`  readonly ${name}: @w{GeneratedMessage}<typeof @S{${m.typeName}}>;`);
+    print("} = {");
+    for (const { m, name } of names) {
       const id = idOf(m);
-      print(`  { typeName: "${m.typeName}", encode: encode${name}, decode: decode${name}, create: create_${id}, clone: clone_${id}, fields: () => ${fieldsLiteral(m)} },`);
+      print(`  ${name}: { typeName: "${m.typeName}", encode: encode${name}, decode: decode${name}, create: create_${id}, clone: clone_${id}, fields: () => ${fieldsLiteral(m)} },`);
     }
-    print("]);");
+    print("};");
   }
 }
 

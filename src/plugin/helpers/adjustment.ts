@@ -1,43 +1,21 @@
-import { create } from "../../wire/create.js";
 import {
-  CDIDeviceSchema,
   type ContainerAdjustment,
-  ContainerAdjustmentSchema,
   type Hook,
-  HookSchema,
-  HooksSchema,
-  KeyValueSchema,
   type LinuxContainerAdjustment,
-  LinuxContainerAdjustmentSchema,
   type LinuxDevice,
-  LinuxDeviceSchema,
   type LinuxIOPriority,
-  LinuxIOPrioritySchema,
-  LinuxMemoryPolicySchema,
   type LinuxNamespace,
-  LinuxNamespaceSchema,
   type LinuxNetDevice,
-  LinuxNetDeviceSchema,
   type LinuxRdt,
-  LinuxRdtSchema,
   type LinuxResources,
-  LinuxResourcesSchema,
   type LinuxScheduler,
-  LinuxSchedulerSchema,
   type LinuxSeccomp,
-  LinuxSeccompSchema,
   type Mount,
-  MountSchema,
   type MpolFlag,
   type MpolMode,
-  OptionalBoolSchema,
-  OptionalIntSchema,
-  OptionalRepeatedStringSchema,
-  OptionalStringSchema,
-  POSIXRlimitSchema,
   type Hooks,
 } from "../../../gen/v1beta1/api_lite.js";
-import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
+import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
 import { type Int64Like, int64, uint64 } from "../../api/integers.js";
 import { type Loose, toMessage } from "../../api/loose.js";
 import { markForRemoval } from "../../api/removal.js";
@@ -56,20 +34,20 @@ const HOOK_KINDS = ["prestart", "createRuntime", "createContainer", "startContai
  * ```
  */
 export class AdjustmentBuilder extends ResourceSetters {
-  private readonly adj: ContainerAdjustment = create(ContainerAdjustmentSchema);
+  private readonly adj: ContainerAdjustment = v1beta1.ContainerAdjustment.create();
 
   private linux(): LinuxContainerAdjustment {
-    return (this.adj.linux ??= create(LinuxContainerAdjustmentSchema));
+    return (this.adj.linux ??= v1beta1.LinuxContainerAdjustment.create());
   }
 
   protected override resources(): LinuxResources {
     const l = this.linux();
-    return (l.resources ??= create(LinuxResourcesSchema));
+    return (l.resources ??= v1beta1.LinuxResources.create());
   }
 
   private rdt(): LinuxRdt {
     const l = this.linux();
-    return (l.rdt ??= create(LinuxRdtSchema));
+    return (l.rdt ??= v1beta1.LinuxRdt.create());
   }
 
   /** The adjustment built so far. */
@@ -91,25 +69,25 @@ export class AdjustmentBuilder extends ResourceSetters {
 
   /** Adds a mount. */
   addMount(mount: Loose<Mount>): this {
-    this.adj.mounts.push(toMessage(MountSchema, mount));
+    this.adj.mounts.push(toMessage(v1beta1.Mount, mount));
     return this;
   }
 
   /** Removes the mount at `destination` (the path inside the container). */
   removeMount(destination: string): this {
-    this.adj.mounts.push(create(MountSchema, { destination: markForRemoval(destination) }));
+    this.adj.mounts.push(v1beta1.Mount.create({ destination: markForRemoval(destination) }));
     return this;
   }
 
   /** Adds (or sets) the environment variable `key`. */
   addEnv(key: string, value: string): this {
-    this.adj.env.push(create(KeyValueSchema, { key, value }));
+    this.adj.env.push(v1beta1.KeyValue.create({ key, value }));
     return this;
   }
 
   /** Removes the environment variable `key`. */
   removeEnv(key: string): this {
-    this.adj.env.push(create(KeyValueSchema, { key: markForRemoval(key) }));
+    this.adj.env.push(v1beta1.KeyValue.create({ key: markForRemoval(key) }));
     return this;
   }
 
@@ -127,89 +105,89 @@ export class AdjustmentBuilder extends ResourceSetters {
 
   /** Adds OCI hooks, appended to those of each kind already added. */
   addHooks(hooks: Loose<Hooks>): this {
-    const h = (this.adj.hooks ??= create(HooksSchema));
-    const given = toMessage(HooksSchema, hooks);
+    const h = (this.adj.hooks ??= v1beta1.Hooks.create());
+    const given = toMessage(v1beta1.Hooks, hooks);
     for (const kind of HOOK_KINDS) h[kind].push(...given[kind]);
     return this;
   }
 
   /** Adds one OCI hook of the given kind. */
   addHook(kind: (typeof HOOK_KINDS)[number], hook: Loose<Hook>): this {
-    const h = (this.adj.hooks ??= create(HooksSchema));
-    h[kind].push(toMessage(HookSchema, hook));
+    const h = (this.adj.hooks ??= v1beta1.Hooks.create());
+    h[kind].push(toMessage(v1beta1.Hook, hook));
     return this;
   }
 
   /** Adds a POSIX rlimit (`RLIMIT_NOFILE`, ...). */
   addRlimit(type: string, hard: Int64Like, soft: Int64Like): this {
     const i = this.adj.rlimits.length;
-    this.adj.rlimits.push(create(POSIXRlimitSchema, { type, hard: uint64(hard, `rlimits[${i}].hard`), soft: uint64(soft, `rlimits[${i}].soft`) }));
+    this.adj.rlimits.push(v1beta1.POSIXRlimit.create({ type, hard: uint64(hard, `rlimits[${i}].hard`), soft: uint64(soft, `rlimits[${i}].soft`) }));
     return this;
   }
 
   /** Adds a device node; `major`, `minor` as numbers, `fileMode`, `uid`, `gid` bare or wrapped. */
   addDevice(device: Loose<LinuxDevice>): this {
-    this.linux().devices.push(toMessage(LinuxDeviceSchema, device));
+    this.linux().devices.push(toMessage(v1beta1.LinuxDevice, device));
     return this;
   }
 
   /** Removes the device at `path`. */
   removeDevice(path: string): this {
-    this.linux().devices.push(create(LinuxDeviceSchema, { path: markForRemoval(path) }));
+    this.linux().devices.push(v1beta1.LinuxDevice.create({ path: markForRemoval(path) }));
     return this;
   }
 
   /** Adds a CDI device by its fully qualified name (`vendor.com/class=name`). */
   addCDIDevice(name: string): this {
-    this.adj.CDIDevices.push(create(CDIDeviceSchema, { name }));
+    this.adj.CDIDevices.push(v1beta1.CDIDevice.create({ name }));
     return this;
   }
 
   /** Adds a namespace, or replaces the one of the same type. */
   addOrReplaceNamespace(ns: Loose<LinuxNamespace>): this {
-    this.linux().namespaces.push(toMessage(LinuxNamespaceSchema, ns));
+    this.linux().namespaces.push(toMessage(v1beta1.LinuxNamespace, ns));
     return this;
   }
 
   /** Removes the namespace of `type` (`network`, `ipc`, ...). */
   removeNamespace(type: string): this {
-    this.linux().namespaces.push(create(LinuxNamespaceSchema, { type: markForRemoval(type) }));
+    this.linux().namespaces.push(v1beta1.LinuxNamespace.create({ type: markForRemoval(type) }));
     return this;
   }
 
   /** Moves the host network device `hostDev` into the container, named as `device` says. */
   addLinuxNetDevice(hostDev: string, device: Loose<LinuxNetDevice>): this {
-    this.linux().netDevices[hostDev] = toMessage(LinuxNetDeviceSchema, device);
+    this.linux().netDevices[hostDev] = toMessage(v1beta1.LinuxNetDevice, device);
     return this;
   }
 
   /** Removes the network device another plugin added from host device `hostDev`. */
   removeLinuxNetDevice(hostDev: string): this {
-    this.linux().netDevices[markForRemoval(hostDev)] = create(LinuxNetDeviceSchema);
+    this.linux().netDevices[markForRemoval(hostDev)] = v1beta1.LinuxNetDevice.create();
     return this;
   }
 
   /** Sets the memory policy: mode, node list, flags. */
   setLinuxMemoryPolicy(mode: MpolMode, nodes: string, ...flags: MpolFlag[]): this {
-    this.linux().memoryPolicy = create(LinuxMemoryPolicySchema, { mode, nodes, flags });
+    this.linux().memoryPolicy = v1beta1.LinuxMemoryPolicy.create({ mode, nodes, flags });
     return this;
   }
 
   /** Sets the RDT CLOS id. */
   setLinuxRDTClosID(id: string): this {
-    this.rdt().closId = create(OptionalStringSchema, { value: id });
+    this.rdt().closId = v1beta1.OptionalString.create({ value: id });
     return this;
   }
 
   /** Sets the RDT schemata lines. */
   setLinuxRDTSchemata(schemata: readonly string[]): this {
-    this.rdt().schemata = create(OptionalRepeatedStringSchema, { value: [...schemata] });
+    this.rdt().schemata = v1beta1.OptionalRepeatedString.create({ value: [...schemata] });
     return this;
   }
 
   /** Enables or disables RDT monitoring. */
   setLinuxRDTEnableMonitoring(on: boolean): this {
-    this.rdt().enableMonitoring = create(OptionalBoolSchema, { value: on });
+    this.rdt().enableMonitoring = v1beta1.OptionalBool.create({ value: on });
     return this;
   }
 
@@ -229,19 +207,19 @@ export class AdjustmentBuilder extends ResourceSetters {
   setLinuxOomScoreAdj(score: Int64Like | undefined): this {
     const l = this.linux();
     if (score === undefined) delete l.oomScoreAdj;
-    else l.oomScoreAdj = create(OptionalIntSchema, { value: int64(score, "linux.oom_score_adj") });
+    else l.oomScoreAdj = v1beta1.OptionalInt.create({ value: int64(score, "linux.oom_score_adj") });
     return this;
   }
 
   /** Sets the I/O priority (class and level). */
   setLinuxIOPriority(prio: Loose<LinuxIOPriority>): this {
-    this.linux().ioPriority = toMessage(LinuxIOPrioritySchema, prio);
+    this.linux().ioPriority = toMessage(v1beta1.LinuxIOPriority, prio);
     return this;
   }
 
   /** Replaces the seccomp policy. */
   setLinuxSeccompPolicy(policy: Loose<LinuxSeccomp>): this {
-    this.linux().seccompPolicy = toMessage(LinuxSeccompSchema, policy);
+    this.linux().seccompPolicy = toMessage(v1beta1.LinuxSeccomp, policy);
     return this;
   }
 
@@ -259,7 +237,7 @@ export class AdjustmentBuilder extends ResourceSetters {
 
   /** Sets the scheduling policy and attributes. */
   setLinuxScheduler(scheduler: Loose<LinuxScheduler>): this {
-    this.linux().scheduler = toMessage(LinuxSchedulerSchema, scheduler);
+    this.linux().scheduler = toMessage(v1beta1.LinuxScheduler, scheduler);
     return this;
   }
 }

@@ -1,18 +1,9 @@
-import { create } from "../../wire/create.js";
 import {
-  HugepageLimitSchema,
   type LinuxCPU,
-  LinuxCPUSchema,
   type LinuxMemory,
-  LinuxMemorySchema,
-  LinuxPidsSchema,
   type LinuxResources,
-  OptionalBoolSchema,
-  OptionalInt64Schema,
-  OptionalStringSchema,
-  OptionalUInt64Schema,
 } from "../../../gen/v1beta1/api_lite.js";
-import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
+import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
 import { type Int64Like, int64, uint64 } from "../../api/integers.js";
 
 const MEM = "linux.resources.memory";
@@ -28,89 +19,89 @@ export abstract class ResourceSetters {
 
   private memory(): LinuxMemory {
     const r = this.resources();
-    return (r.memory ??= create(LinuxMemorySchema));
+    return (r.memory ??= v1beta1.LinuxMemory.create());
   }
 
   private cpu(): LinuxCPU {
     const r = this.resources();
-    return (r.cpu ??= create(LinuxCPUSchema));
+    return (r.cpu ??= v1beta1.LinuxCPU.create());
   }
 
   /** Memory limit in bytes. */
   setLinuxMemoryLimit(bytes: Int64Like): this {
-    this.memory().limit = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.limit`) });
+    this.memory().limit = v1beta1.OptionalInt64.create({ value: int64(bytes, `${MEM}.limit`) });
     return this;
   }
 
   /** Memory reservation (soft limit) in bytes. */
   setLinuxMemoryReservation(bytes: Int64Like): this {
-    this.memory().reservation = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.reservation`) });
+    this.memory().reservation = v1beta1.OptionalInt64.create({ value: int64(bytes, `${MEM}.reservation`) });
     return this;
   }
 
   /** Memory plus swap limit in bytes. */
   setLinuxMemorySwap(bytes: Int64Like): this {
-    this.memory().swap = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.swap`) });
+    this.memory().swap = v1beta1.OptionalInt64.create({ value: int64(bytes, `${MEM}.swap`) });
     return this;
   }
 
   /** Kernel memory limit in bytes (cgroup v1 only). */
   setLinuxMemoryKernel(bytes: Int64Like): this {
-    this.memory().kernel = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.kernel`) });
+    this.memory().kernel = v1beta1.OptionalInt64.create({ value: int64(bytes, `${MEM}.kernel`) });
     return this;
   }
 
   /** Kernel TCP buffer memory limit in bytes (cgroup v1 only). */
   setLinuxMemoryKernelTCP(bytes: Int64Like): this {
-    this.memory().kernelTcp = create(OptionalInt64Schema, { value: int64(bytes, `${MEM}.kernel_tcp`) });
+    this.memory().kernelTcp = v1beta1.OptionalInt64.create({ value: int64(bytes, `${MEM}.kernel_tcp`) });
     return this;
   }
 
   /** Swappiness, 0 to 100 on Linux (the wire holds any uint64). */
   setLinuxMemorySwappiness(value: Int64Like): this {
-    this.memory().swappiness = create(OptionalUInt64Schema, { value: uint64(value, `${MEM}.swappiness`) });
+    this.memory().swappiness = v1beta1.OptionalUInt64.create({ value: uint64(value, `${MEM}.swappiness`) });
     return this;
   }
 
   /** Disables the OOM killer for the container. */
   setLinuxMemoryDisableOomKiller(): this {
-    this.memory().disableOomKiller = create(OptionalBoolSchema, { value: true });
+    this.memory().disableOomKiller = v1beta1.OptionalBool.create({ value: true });
     return this;
   }
 
   /** Enables hierarchical memory accounting. */
   setLinuxMemoryUseHierarchy(): this {
-    this.memory().useHierarchy = create(OptionalBoolSchema, { value: true });
+    this.memory().useHierarchy = v1beta1.OptionalBool.create({ value: true });
     return this;
   }
 
   /** CPU shares (relative weight). */
   setLinuxCPUShares(shares: Int64Like): this {
-    this.cpu().shares = create(OptionalUInt64Schema, { value: uint64(shares, `${CPU}.shares`) });
+    this.cpu().shares = v1beta1.OptionalUInt64.create({ value: uint64(shares, `${CPU}.shares`) });
     return this;
   }
 
   /** CFS quota in microseconds per period; -1 for none. */
   setLinuxCPUQuota(us: Int64Like): this {
-    this.cpu().quota = create(OptionalInt64Schema, { value: int64(us, `${CPU}.quota`) });
+    this.cpu().quota = v1beta1.OptionalInt64.create({ value: int64(us, `${CPU}.quota`) });
     return this;
   }
 
   /** CFS period in microseconds. */
   setLinuxCPUPeriod(us: Int64Like): this {
-    this.cpu().period = create(OptionalUInt64Schema, { value: uint64(us, `${CPU}.period`) });
+    this.cpu().period = v1beta1.OptionalUInt64.create({ value: uint64(us, `${CPU}.period`) });
     return this;
   }
 
   /** Realtime runtime in microseconds per realtime period. */
   setLinuxCPURealtimeRuntime(us: Int64Like): this {
-    this.cpu().realtimeRuntime = create(OptionalInt64Schema, { value: int64(us, `${CPU}.realtime_runtime`) });
+    this.cpu().realtimeRuntime = v1beta1.OptionalInt64.create({ value: int64(us, `${CPU}.realtime_runtime`) });
     return this;
   }
 
   /** Realtime period in microseconds. */
   setLinuxCPURealtimePeriod(us: Int64Like): this {
-    this.cpu().realtimePeriod = create(OptionalUInt64Schema, { value: uint64(us, `${CPU}.realtime_period`) });
+    this.cpu().realtimePeriod = v1beta1.OptionalUInt64.create({ value: uint64(us, `${CPU}.realtime_period`) });
     return this;
   }
 
@@ -128,26 +119,26 @@ export abstract class ResourceSetters {
 
   /** The maximum number of processes; 0 or less for no limit. (The Go runtimes, v0.11.0 to v0.12.5, drop it from updates.) */
   setLinuxPidLimits(limit: Int64Like): this {
-    this.resources().pids = create(LinuxPidsSchema, { limit: int64(limit, "linux.resources.pids.limit") });
+    this.resources().pids = v1beta1.LinuxPids.create({ limit: int64(limit, "linux.resources.pids.limit") });
     return this;
   }
 
   /** Adds a hugepage limit: `pageSize` such as `2MB`, `limit` in bytes. */
   addLinuxHugepageLimit(pageSize: string, limit: Int64Like): this {
     const r = this.resources();
-    r.hugepageLimits.push(create(HugepageLimitSchema, { pageSize, limit: uint64(limit, `linux.resources.hugepage_limits[${r.hugepageLimits.length}].limit`) }));
+    r.hugepageLimits.push(v1beta1.HugepageLimit.create({ pageSize, limit: uint64(limit, `linux.resources.hugepage_limits[${r.hugepageLimits.length}].limit`) }));
     return this;
   }
 
   /** The block I/O class. */
   setLinuxBlockIOClass(cls: string): this {
-    this.resources().blockioClass = create(OptionalStringSchema, { value: cls });
+    this.resources().blockioClass = v1beta1.OptionalString.create({ value: cls });
     return this;
   }
 
   /** The RDT class. */
   setLinuxRDTClass(cls: string): this {
-    this.resources().rdtClass = create(OptionalStringSchema, { value: cls });
+    this.resources().rdtClass = v1beta1.OptionalString.create({ value: cls });
     return this;
   }
 

@@ -1,14 +1,9 @@
-import { create } from "../../wire/create.js";
 import {
   type ContainerEviction,
-  ContainerEvictionSchema,
   type ContainerUpdate,
-  ContainerUpdateSchema,
   type LinuxResources,
-  LinuxContainerUpdateSchema,
-  LinuxResourcesSchema,
 } from "../../../gen/v1beta1/api_lite.js";
-import "../../../gen/v1beta1/api_codec.js"; // create() of the schemas above, without their descriptors
+import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
 import { ResourceSetters } from "./resources.js";
 
 /**
@@ -25,12 +20,12 @@ export class UpdateBuilder extends ResourceSetters {
 
   constructor(containerId: string) {
     super();
-    this.update = create(ContainerUpdateSchema, { containerId });
+    this.update = v1beta1.ContainerUpdate.create({ containerId });
   }
 
   protected override resources(): LinuxResources {
-    const linux = (this.update.linux ??= create(LinuxContainerUpdateSchema));
-    return (linux.resources ??= create(LinuxResourcesSchema));
+    const linux = (this.update.linux ??= v1beta1.LinuxContainerUpdate.create());
+    return (linux.resources ??= v1beta1.LinuxResources.create());
   }
 
   /** The update built so far. */
@@ -53,5 +48,5 @@ export class UpdateBuilder extends ResourceSetters {
 
 /** An eviction: asks the runtime to evict `containerId`, giving `reason`. */
 export function eviction(containerId: string, reason: string): ContainerEviction {
-  return create(ContainerEvictionSchema, { containerId, reason });
+  return v1beta1.ContainerEviction.create({ containerId, reason });
 }
