@@ -145,8 +145,8 @@ build_helm() {
 
 # The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
 build_own() {
-  step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
-  step "build cri-client" "$LOGS/cri-client.log" bash -c "cd '$ROOT/test/runtimes/cri-client' && CGO_ENABLED=0 GOFLAGS=-mod=mod ${NICE[*]} go build -trimpath -o '$OWN/cri-client' ."
+  step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
+  step "build cri-client" "$LOGS/cri-client.log" bash -c "cd '$ROOT/test/runtimes/cri-client' && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -o '$OWN/cri-client' ."
   step "build probe image" "$LOGS/image.log" bash "$ROOT/scripts/runtimes/oci-image.sh" "$OWN/probe" "$IMAGE" "$OWN/probe-image.tar"
   echo "CRI_CLIENT=$OWN/cri-client"
   echo "IMAGE=$IMAGE"

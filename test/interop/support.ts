@@ -24,13 +24,15 @@ export function goAvailable(): boolean {
 /**
  * Builds the Go program in `test/interop/<dir>` to `.bin/<name>`, with extra `go build` flags
  * (e.g. `-modfile` and `-tags` to build against another pinned release); a failed build throws.
+ * The module files are read-only to the build: a go.mod or go.sum that lacks something fails it
+ * rather than being rewritten in the working tree.
  */
 export function goBuild(dir: string, name: string, flags: readonly string[] = []): string {
   const out = join(BIN_DIR, name);
   execFileSync("go", ["build", ...flags, "-o", out, "."], {
     cwd: resolve(import.meta.dirname, dir),
     stdio: ["ignore", "inherit", "inherit"],
-    env: { ...process.env, GOFLAGS: "-mod=mod", GOTOOLCHAIN: "local" },
+    env: { ...process.env, GOFLAGS: "-mod=readonly", GOTOOLCHAIN: "local" },
   });
   return out;
 }
