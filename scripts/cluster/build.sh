@@ -106,7 +106,7 @@ go_download() {
 
 # The project's own plugin, from test/cluster/go-plugin: cheap to rebuild, so never cached.
 build_own() {
-  step "build go plugin" "$LOGS/go-plugin.log" bash -c "cd '$ROOT/test/cluster/go-plugin' && CGO_ENABLED=0 GOFLAGS=-mod=mod ${NICE[*]} go build -trimpath -ldflags='-s -w' -o '$OWN/go-plugin' ."
+  step "build go plugin" "$LOGS/go-plugin.log" bash -c "cd '$ROOT/test/cluster/go-plugin' && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -ldflags='-s -w' -o '$OWN/go-plugin' ."
   step "build go plugin image" "$LOGS/go-plugin-image.log" bash -c "cd '$ROOT' && node --import tsx scripts/runtimes/oci-image.ts --entrypoint /plugin '$OWN/go-plugin' '$GO_PLUGIN_IMAGE' '$OWN/go-plugin-image.tar'"
   echo "GO_PLUGIN_IMAGE=$GO_PLUGIN_IMAGE"
   echo "GO_PLUGIN_IMAGE_TAR=$OWN/go-plugin-image.tar"

@@ -161,8 +161,8 @@ build_node() {
 
 # The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
 build_own() {
-  step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
-  step "build cri-client" "$LOGS/cri-client.log" bash -c "cd '$ROOT/test/runtimes/cri-client' && CGO_ENABLED=0 GOFLAGS=-mod=mod ${NICE[*]} go build -trimpath -o '$OWN/cri-client' ."
+  step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
+  step "build cri-client" "$LOGS/cri-client.log" bash -c "cd '$ROOT/test/runtimes/cri-client' && CGO_ENABLED=0 GOFLAGS=-mod=readonly ${NICE[*]} go build -trimpath -o '$OWN/cri-client' ."
   # The image writer `nri-wire build` uses, run from the source (tsx resolves from $ROOT).
   step "build probe image" "$LOGS/image.log" bash -c "cd '$ROOT' && node --import tsx scripts/runtimes/oci-image.ts '$OWN/probe' '$IMAGE' '$OWN/probe-image.tar'"
   echo "CRI_CLIENT=$OWN/cri-client"

@@ -121,17 +121,18 @@ describe("busy polling", () => {
 
 
 describe("busy polling under fake timers", () => {
-  it("a window opened while a test fakes the timers still turns and ends by the real clock", async () => {
+  it("a window opened while a test fakes the timers turns on the real event loop and ends by the real clock", async () => {
     vi.useFakeTimers({ toFake: ["setImmediate", "setTimeout", "performance", "hrtime", "Date"] });
     const window = new PollWindow();
     try {
       window.extend(2000);
       expect(window.active).toBe(true);
+      // Its turn went to the real event loop: nothing waits on the fake clock, which never runs.
+      expect(vi.getTimerCount()).toBe(0);
     } finally {
       vi.useRealTimers();
     }
     await eventually(() => !window.active, "the window ends", 1000);
-    expect(window.turns).toBeGreaterThan(0);
   });
 });
 

@@ -19,7 +19,7 @@ async function watchModes(dir: string): Promise<{ stop(): Promise<Map<string, Se
     for (;;) {
       let names = [];
       try { names = fs.readdirSync(process.argv[1]); } catch {}
-      if (names.includes("stop")) break;
+      // The scan that finds "stop" still records what is there: a starved watcher sees at least that.
       for (const n of names) {
         try {
           const st = fs.lstatSync(path.join(process.argv[1], n));
@@ -32,6 +32,7 @@ async function watchModes(dir: string): Promise<{ stop(): Promise<Map<string, Se
           }
         } catch {}
       }
+      if (names.includes("stop")) break;
     }`;
   const child = spawn(process.execPath, ["-e", script, dir], { stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
