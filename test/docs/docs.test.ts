@@ -62,6 +62,22 @@ describe("docs", () => {
     expect(r.stderr).toBe("");
   }, 90_000);
 
+  it("links in the documents the package ships point at files the package ships (absolute URLs for the rest)", () => {
+    const files = (JSON.parse(read(ROOT, "package.json")) as { files: string[] }).files;
+    const shipped = (path: string): boolean =>
+      files.some((f) => (f.includes("*") ? new RegExp(`^${f.replace(/\./gu, "\\.").replace(/\*/gu, "[^/]*")}$`, "u").test(path) : path === f || path.startsWith(`${f}/`)));
+    const outside: string[] = [];
+    for (const doc of docs.filter(shipped)) {
+      for (const l of links(doc, read(ROOT, doc))) {
+        const [path = ""] = l.target.split("#", 1);
+        const target = path === "" ? doc : relative(ROOT, resolve(ROOT, dirname(doc), decodeURIComponent(path)));
+        if (!shipped(target)) outside.push(`${l.file}:${l.line}: ${l.target}`);
+      }
+    }
+    expect(docs.filter(shipped)).toContain("README.md");
+    expect(outside).toEqual([]);
+  });
+
   it("docs/api.md lists every entry point with the export count test/fixtures/exports.json pins", () => {
     const pinned = JSON.parse(read(ROOT, "test/fixtures/exports.json")) as Record<string, string[]>;
     const rows = [...read(ROOT, "docs/api.md").matchAll(/^\| `(nri-wire[^`]*)` \|.*\| (\d+) \|$/gmu)].map((m) => [m[1]!, Number(m[2])] as const);
