@@ -33,7 +33,7 @@ export interface PluginOptions {
   /**
    * Microseconds the event loop keeps polling after an answer is sent, while the runtime's
    * next request comes within that time, instead of sleeping until it wakes the plugin (see
-   * the README's "Busy polling"); 0 turns it off. Default 250.
+   * "Busy polling" in docs/performance.md); 0 turns it off. Default 250.
    */
   busyPollMicros?: number;
   /** Called once when the connection to the runtime ends, with the reason. */

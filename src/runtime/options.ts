@@ -63,7 +63,7 @@ export interface RuntimeOptions {
   /**
    * Microseconds the event loop keeps polling after a request is sent to a plugin, while that
    * plugin answers within that time, instead of sleeping until the answer wakes it (see the
-   * README's "Busy polling"); 0 turns it off. Default 250.
+   * "Busy polling" in docs/performance.md); 0 turns it off. Default 250.
    */
   busyPollMicros?: number;
   /** In-process plugins, started before the launched ones. */
