@@ -79,11 +79,17 @@ export interface Capture {
 
 /** Reads NAME.index.json and the two files it names (relative to the index's folder). */
 export function readCapture(indexPath: string): Capture {
-  let index: CaptureIndex;
+  let text: string;
   try {
-    index = JSON.parse(readFileSync(indexPath, "utf8")) as CaptureIndex;
+    text = readFileSync(indexPath, "utf8");
   } catch (e) {
     throw new Error(`capture: cannot read ${indexPath}: ${(e as Error).message}`, { cause: e });
+  }
+  let index: CaptureIndex;
+  try {
+    index = JSON.parse(text) as CaptureIndex;
+  } catch (e) {
+    throw new Error(`capture: ${indexPath} is not JSON: expected a capture index (NAME.index.json, written by nri-wire record beside NAME.p2r.bin and NAME.r2p.bin)`, { cause: e });
   }
   if (index.format !== CAPTURE_FORMAT) throw new Error(`capture: ${indexPath}: format "${index.format}" is not ${CAPTURE_FORMAT}`);
   if (!Array.isArray(index.chunks)) throw new Error(`capture: ${indexPath}: no chunks list`);

@@ -23,7 +23,7 @@ export interface MuxOptions {
   connHighWaterMark?: number;
   /**
    * Microseconds the event loop keeps polling after a write to the trunk, while the peer's
-   * answers come within that time (see the docs/performance.md); 0 turns it off. Default 0.
+   * answers come within that time (see "Busy polling" in docs/performance.md); 0 turns it off. Default 0.
    */
   busyPollMicros?: number;
 }

@@ -33,8 +33,8 @@ export interface PluginOptions {
   /**
    * Microseconds the event loop keeps polling after an answer is sent, while the runtime's
    * next request comes within that time, instead of sleeping until it wakes the plugin (see
-   * docs/performance.md); 0 turns it off. Default 0: it pays only for events back to back on
-   * otherwise idle cores, where 250 suits.
+   * "Busy polling" in docs/performance.md); 0 turns it off. Default 0: it pays only for events
+   * back to back on otherwise idle cores, where 250 suits.
    */
   busyPollMicros?: number;
   /** Called once when the connection to the runtime ends, with the reason. */

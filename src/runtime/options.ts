@@ -63,8 +63,8 @@ export interface RuntimeOptions {
   /**
    * Microseconds the event loop keeps polling after a request is sent to a plugin, while that
    * plugin answers within that time, instead of sleeping until the answer wakes it (see the
-   * docs/performance.md); 0 turns it off. Default 0: it pays only for events back to back
-   * on otherwise idle cores, where 250 suits.
+   * "Busy polling" in docs/performance.md); 0 turns it off. Default 0: it pays only for events
+   * back to back on otherwise idle cores, where 250 suits.
    */
   busyPollMicros?: number;
   /** In-process plugins, started before the launched ones. */

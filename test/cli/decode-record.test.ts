@@ -62,6 +62,13 @@ describe("nri-wire decode", () => {
     expect(await main(["decode", "/nonexistent/x.index.json"], COMMANDS, () => undefined, (l) => err.push(l))).toBe(1);
     expect(err[0]).toMatch(/^capture: cannot read \/nonexistent\/x\.index\.json: ENOENT/u);
   });
+
+  it("given a .bin file, says it expected the JSON capture index (exit 1)", async () => {
+    const bin = indexPath("new-runtime--legacy-plugin").replace("index.json", "p2r.bin");
+    const err: string[] = [];
+    expect(await main(["decode", bin], COMMANDS, () => undefined, (l) => err.push(l))).toBe(1);
+    expect(err).toEqual([`capture: ${bin} is not JSON: expected a capture index (NAME.index.json, written by nri-wire record beside NAME.p2r.bin and NAME.r2p.bin)`]);
+  });
 });
 
 /** Starts `nri-wire record` and resolves once it listens; its stdout lines are collected. */

@@ -16,7 +16,7 @@ import { activeResources, collectGarbage, eventually } from "../support/wait.js"
 import { Code, dec, enc, testServer } from "./harness.js";
 
 /*
- * Faults over real unix sockets, each printing the figures the README quotes. Peers that must
+ * Faults over real unix sockets, each printing the figures docs/reliability.md quotes. Peers that must
  * die or flood run as separate processes (plain Node scripts), so their memory and death are real.
  */
 

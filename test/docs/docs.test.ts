@@ -1,0 +1,107 @@
+/**
+ * The docs cannot drift from the code: every ```ts block of README.md, CONTRIBUTING.md,
+ * CHANGELOG.md and docs/*.md type-checks against the package as users import it (`nri-wire/...`,
+ * resolved to src/ by tsconfig.json's paths), blocks marked ```ts run also run and exit 0, and
+ * every relative link points at a file that exists and, with a #fragment, at a heading there.
+ */
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { anchors, type CodeBlock, codeBlocks, documents, links, read } from "./markdown.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const BLOCKS = join(ROOT, "test/docs/.blocks");
+const run = promisify(execFile);
+
+const docs = documents(ROOT);
+const blocks = docs.flatMap((f) => codeBlocks(f, read(ROOT, f)));
+
+/** The file a block is written to: named after its document and line, so an error points there. */
+function blockFile(b: CodeBlock): string {
+  return join(BLOCKS, `${b.file.replace(/[/.]/gu, "_")}_L${b.line}.ts`);
+}
+
+afterAll(() => rmSync(BLOCKS, { recursive: true, force: true }));
+
+describe("docs", () => {
+  it("README.md and docs/ hold TypeScript blocks, few of them exempt from type checking", () => {
+    expect(docs).toContain("README.md");
+    expect(blocks.length).toBeGreaterThan(5);
+    expect(blocks.filter((b) => b.nocheck).length).toBeLessThanOrEqual(blocks.length / 4);
+  });
+
+  it("every ```ts block type-checks against nri-wire as users import it", async () => {
+    rmSync(BLOCKS, { recursive: true, force: true });
+    mkdirSync(BLOCKS, { recursive: true });
+    const checked = blocks.filter((b) => !b.nocheck);
+    for (const b of checked) writeFileSync(blockFile(b), `${b.code}\nexport {};\n`);
+    writeFileSync(
+      join(BLOCKS, "tsconfig.json"),
+      JSON.stringify({
+        extends: "../../../tsconfig.json",
+        compilerOptions: { noEmit: true, rootDir: "../../.." },
+        include: ["*.ts"],
+      }),
+    );
+    const tsc = join(ROOT, "node_modules/typescript/bin/tsc");
+    const out = await run(process.execPath, [tsc, "-p", join(BLOCKS, "tsconfig.json")], { cwd: ROOT }).then(
+      (r) => r.stdout,
+      (e: { stdout: string }) => e.stdout,
+    );
+    expect(out.trim()).toBe("");
+  }, 300_000);
+
+  const runnable = blocks.filter((b) => b.run);
+  it.each(runnable.map((b) => [`${b.file}:${b.line}`, b] as const))("the ```ts run block at %s runs and exits 0", async (_, b) => {
+    mkdirSync(BLOCKS, { recursive: true });
+    const file = blockFile(b);
+    writeFileSync(file, `${b.code}\nexport {};\n`);
+    const r = await run(process.execPath, ["--import", "tsx", file], { cwd: ROOT, timeout: 60_000 });
+    expect(r.stderr).toBe("");
+  }, 90_000);
+
+  it("links in the documents the package ships point at files the package ships (absolute URLs for the rest)", () => {
+    const files = (JSON.parse(read(ROOT, "package.json")) as { files: string[] }).files;
+    const shipped = (path: string): boolean =>
+      files.some((f) => (f.includes("*") ? new RegExp(`^${f.replace(/\./gu, "\\.").replace(/\*/gu, "[^/]*")}$`, "u").test(path) : path === f || path.startsWith(`${f}/`)));
+    const outside: string[] = [];
+    for (const doc of docs.filter(shipped)) {
+      for (const l of links(doc, read(ROOT, doc))) {
+        const [path = ""] = l.target.split("#", 1);
+        const target = path === "" ? doc : relative(ROOT, resolve(ROOT, dirname(doc), decodeURIComponent(path)));
+        if (!shipped(target)) outside.push(`${l.file}:${l.line}: ${l.target}`);
+      }
+    }
+    expect(docs.filter(shipped)).toContain("README.md");
+    expect(outside).toEqual([]);
+  });
+
+  it("docs/api.md lists every entry point with the export count test/fixtures/exports.json pins", () => {
+    const pinned = JSON.parse(read(ROOT, "test/fixtures/exports.json")) as Record<string, string[]>;
+    const rows = [...read(ROOT, "docs/api.md").matchAll(/^\| `(nri-wire[^`]*)` \|.*\| (\d+) \|$/gmu)].map((m) => [m[1]!, Number(m[2])] as const);
+    expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(Object.entries(pinned).map(([k, v]) => [k, v.length])));
+  });
+
+  it("every relative link points at a file that exists, and every #fragment at a heading of it", () => {
+    const broken: string[] = [];
+    for (const doc of docs) {
+      for (const l of links(doc, read(ROOT, doc))) {
+        const [path = "", fragment] = l.target.split("#", 2);
+        const target = path === "" ? doc : relative(ROOT, resolve(ROOT, dirname(doc), decodeURIComponent(path)));
+        if (!existsSync(join(ROOT, target))) {
+          broken.push(`${l.file}:${l.line}: ${l.target}: no such file`);
+          continue;
+        }
+        if (fragment === undefined) continue;
+        if (!target.endsWith(".md") || statSync(join(ROOT, target)).isDirectory()) {
+          broken.push(`${l.file}:${l.line}: ${l.target}: a fragment on a file that is not Markdown`);
+        } else if (!anchors(read(ROOT, target)).has(fragment)) {
+          broken.push(`${l.file}:${l.line}: ${l.target}: no heading makes #${fragment}`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
