@@ -10,7 +10,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ContainerAdjustmentSchema, NriRuntime } from "nri-wire/runtime";
+import { NriRuntime } from "nri-wire/runtime";
+import { ContainerAdjustmentSchema } from "nri-wire/v1beta1";
 import { toJson } from "@bufbuild/protobuf";
 import { deviceInjector } from "./device-injector.js";
 
