@@ -64,10 +64,15 @@ export type LogRequest_Level = LogRequest_Level$1;
  */
 export const LogRequest_Level = { "UNSPECIFIED": 0, "DEBUG": 1, "INFO": 2, "WARN": 3, "ERROR": 4, "0": "UNSPECIFIED", "1": "DEBUG", "2": "INFO", "3": "WARN", "4": "ERROR" } as unknown as typeof LogRequest_Level$1;
 export declare namespace LogRequest_Level {
+  /** LogRequest_Level.UNSPECIFIED (0) as a type. */
   type UNSPECIFIED = LogRequest_Level$1.UNSPECIFIED;
+  /** LogRequest_Level.DEBUG (1) as a type. */
   type DEBUG = LogRequest_Level$1.DEBUG;
+  /** LogRequest_Level.INFO (2) as a type. */
   type INFO = LogRequest_Level$1.INFO;
+  /** LogRequest_Level.WARN (3) as a type. */
   type WARN = LogRequest_Level$1.WARN;
+  /** LogRequest_Level.ERROR (4) as a type. */
   type ERROR = LogRequest_Level$1.ERROR;
 }
 
@@ -424,8 +429,11 @@ export type SecurityProfile_ProfileType = SecurityProfile_ProfileType$1;
  */
 export const SecurityProfile_ProfileType = { "RUNTIME_DEFAULT": 0, "UNCONFINED": 1, "LOCALHOST": 2, "0": "RUNTIME_DEFAULT", "1": "UNCONFINED", "2": "LOCALHOST" } as unknown as typeof SecurityProfile_ProfileType$1;
 export declare namespace SecurityProfile_ProfileType {
+  /** SecurityProfile_ProfileType.RUNTIME_DEFAULT (0) as a type. */
   type RUNTIME_DEFAULT = SecurityProfile_ProfileType$1.RUNTIME_DEFAULT;
+  /** SecurityProfile_ProfileType.UNCONFINED (1) as a type. */
   type UNCONFINED = SecurityProfile_ProfileType$1.UNCONFINED;
+  /** SecurityProfile_ProfileType.LOCALHOST (2) as a type. */
   type LOCALHOST = SecurityProfile_ProfileType$1.LOCALHOST;
 }
 
@@ -638,21 +646,37 @@ export type Event = Event$1;
  */
 export const Event = { "UNKNOWN": 0, "RUN_POD_SANDBOX": 1, "STOP_POD_SANDBOX": 2, "REMOVE_POD_SANDBOX": 3, "CREATE_CONTAINER": 4, "POST_CREATE_CONTAINER": 5, "START_CONTAINER": 6, "POST_START_CONTAINER": 7, "UPDATE_CONTAINER": 8, "POST_UPDATE_CONTAINER": 9, "STOP_CONTAINER": 10, "REMOVE_CONTAINER": 11, "UPDATE_POD_SANDBOX": 12, "POST_UPDATE_POD_SANDBOX": 13, "VALIDATE_CONTAINER_ADJUSTMENT": 14, "LAST": 15, "0": "UNKNOWN", "1": "RUN_POD_SANDBOX", "2": "STOP_POD_SANDBOX", "3": "REMOVE_POD_SANDBOX", "4": "CREATE_CONTAINER", "5": "POST_CREATE_CONTAINER", "6": "START_CONTAINER", "7": "POST_START_CONTAINER", "8": "UPDATE_CONTAINER", "9": "POST_UPDATE_CONTAINER", "10": "STOP_CONTAINER", "11": "REMOVE_CONTAINER", "12": "UPDATE_POD_SANDBOX", "13": "POST_UPDATE_POD_SANDBOX", "14": "VALIDATE_CONTAINER_ADJUSTMENT", "15": "LAST" } as unknown as typeof Event$1;
 export declare namespace Event {
+  /** Event.UNKNOWN (0) as a type. */
   type UNKNOWN = Event$1.UNKNOWN;
+  /** Event.RUN_POD_SANDBOX (1) as a type. */
   type RUN_POD_SANDBOX = Event$1.RUN_POD_SANDBOX;
+  /** Event.STOP_POD_SANDBOX (2) as a type. */
   type STOP_POD_SANDBOX = Event$1.STOP_POD_SANDBOX;
+  /** Event.REMOVE_POD_SANDBOX (3) as a type. */
   type REMOVE_POD_SANDBOX = Event$1.REMOVE_POD_SANDBOX;
+  /** Event.CREATE_CONTAINER (4) as a type. */
   type CREATE_CONTAINER = Event$1.CREATE_CONTAINER;
+  /** Event.POST_CREATE_CONTAINER (5) as a type. */
   type POST_CREATE_CONTAINER = Event$1.POST_CREATE_CONTAINER;
+  /** Event.START_CONTAINER (6) as a type. */
   type START_CONTAINER = Event$1.START_CONTAINER;
+  /** Event.POST_START_CONTAINER (7) as a type. */
   type POST_START_CONTAINER = Event$1.POST_START_CONTAINER;
+  /** Event.UPDATE_CONTAINER (8) as a type. */
   type UPDATE_CONTAINER = Event$1.UPDATE_CONTAINER;
+  /** Event.POST_UPDATE_CONTAINER (9) as a type. */
   type POST_UPDATE_CONTAINER = Event$1.POST_UPDATE_CONTAINER;
+  /** Event.STOP_CONTAINER (10) as a type. */
   type STOP_CONTAINER = Event$1.STOP_CONTAINER;
+  /** Event.REMOVE_CONTAINER (11) as a type. */
   type REMOVE_CONTAINER = Event$1.REMOVE_CONTAINER;
+  /** Event.UPDATE_POD_SANDBOX (12) as a type. */
   type UPDATE_POD_SANDBOX = Event$1.UPDATE_POD_SANDBOX;
+  /** Event.POST_UPDATE_POD_SANDBOX (13) as a type. */
   type POST_UPDATE_POD_SANDBOX = Event$1.POST_UPDATE_POD_SANDBOX;
+  /** Event.VALIDATE_CONTAINER_ADJUSTMENT (14) as a type. */
   type VALIDATE_CONTAINER_ADJUSTMENT = Event$1.VALIDATE_CONTAINER_ADJUSTMENT;
+  /** Event.LAST (15) as a type. */
   type LAST = Event$1.LAST;
 }
 
@@ -669,10 +693,15 @@ export type ContainerState = ContainerState$1;
  */
 export const ContainerState = { "CONTAINER_UNKNOWN": 0, "CONTAINER_CREATED": 1, "CONTAINER_PAUSED": 2, "CONTAINER_RUNNING": 3, "CONTAINER_STOPPED": 4, "0": "CONTAINER_UNKNOWN", "1": "CONTAINER_CREATED", "2": "CONTAINER_PAUSED", "3": "CONTAINER_RUNNING", "4": "CONTAINER_STOPPED" } as unknown as typeof ContainerState$1;
 export declare namespace ContainerState {
+  /** ContainerState.CONTAINER_UNKNOWN (0) as a type. */
   type CONTAINER_UNKNOWN = ContainerState$1.CONTAINER_UNKNOWN;
+  /** ContainerState.CONTAINER_CREATED (1) as a type. */
   type CONTAINER_CREATED = ContainerState$1.CONTAINER_CREATED;
+  /** ContainerState.CONTAINER_PAUSED (2) as a type. */
   type CONTAINER_PAUSED = ContainerState$1.CONTAINER_PAUSED;
+  /** ContainerState.CONTAINER_RUNNING (3) as a type. */
   type CONTAINER_RUNNING = ContainerState$1.CONTAINER_RUNNING;
+  /** ContainerState.CONTAINER_STOPPED (4) as a type. */
   type CONTAINER_STOPPED = ContainerState$1.CONTAINER_STOPPED;
 }
 
@@ -689,9 +718,13 @@ export type IOPrioClass = IOPrioClass$1;
  */
 export const IOPrioClass = { "IOPRIO_CLASS_NONE": 0, "IOPRIO_CLASS_RT": 1, "IOPRIO_CLASS_BE": 2, "IOPRIO_CLASS_IDLE": 3, "0": "IOPRIO_CLASS_NONE", "1": "IOPRIO_CLASS_RT", "2": "IOPRIO_CLASS_BE", "3": "IOPRIO_CLASS_IDLE" } as unknown as typeof IOPrioClass$1;
 export declare namespace IOPrioClass {
+  /** IOPrioClass.IOPRIO_CLASS_NONE (0) as a type. */
   type IOPRIO_CLASS_NONE = IOPrioClass$1.IOPRIO_CLASS_NONE;
+  /** IOPrioClass.IOPRIO_CLASS_RT (1) as a type. */
   type IOPRIO_CLASS_RT = IOPrioClass$1.IOPRIO_CLASS_RT;
+  /** IOPrioClass.IOPRIO_CLASS_BE (2) as a type. */
   type IOPRIO_CLASS_BE = IOPrioClass$1.IOPRIO_CLASS_BE;
+  /** IOPrioClass.IOPRIO_CLASS_IDLE (3) as a type. */
   type IOPRIO_CLASS_IDLE = IOPrioClass$1.IOPRIO_CLASS_IDLE;
 }
 
@@ -708,13 +741,21 @@ export type LinuxSchedulerPolicy = LinuxSchedulerPolicy$1;
  */
 export const LinuxSchedulerPolicy = { "SCHED_NONE": 0, "SCHED_OTHER": 1, "SCHED_FIFO": 2, "SCHED_RR": 3, "SCHED_BATCH": 4, "SCHED_ISO": 5, "SCHED_IDLE": 6, "SCHED_DEADLINE": 7, "0": "SCHED_NONE", "1": "SCHED_OTHER", "2": "SCHED_FIFO", "3": "SCHED_RR", "4": "SCHED_BATCH", "5": "SCHED_ISO", "6": "SCHED_IDLE", "7": "SCHED_DEADLINE" } as unknown as typeof LinuxSchedulerPolicy$1;
 export declare namespace LinuxSchedulerPolicy {
+  /** LinuxSchedulerPolicy.SCHED_NONE (0) as a type. */
   type SCHED_NONE = LinuxSchedulerPolicy$1.SCHED_NONE;
+  /** LinuxSchedulerPolicy.SCHED_OTHER (1) as a type. */
   type SCHED_OTHER = LinuxSchedulerPolicy$1.SCHED_OTHER;
+  /** LinuxSchedulerPolicy.SCHED_FIFO (2) as a type. */
   type SCHED_FIFO = LinuxSchedulerPolicy$1.SCHED_FIFO;
+  /** LinuxSchedulerPolicy.SCHED_RR (3) as a type. */
   type SCHED_RR = LinuxSchedulerPolicy$1.SCHED_RR;
+  /** LinuxSchedulerPolicy.SCHED_BATCH (4) as a type. */
   type SCHED_BATCH = LinuxSchedulerPolicy$1.SCHED_BATCH;
+  /** LinuxSchedulerPolicy.SCHED_ISO (5) as a type. */
   type SCHED_ISO = LinuxSchedulerPolicy$1.SCHED_ISO;
+  /** LinuxSchedulerPolicy.SCHED_IDLE (6) as a type. */
   type SCHED_IDLE = LinuxSchedulerPolicy$1.SCHED_IDLE;
+  /** LinuxSchedulerPolicy.SCHED_DEADLINE (7) as a type. */
   type SCHED_DEADLINE = LinuxSchedulerPolicy$1.SCHED_DEADLINE;
 }
 
@@ -731,12 +772,19 @@ export type LinuxSchedulerFlag = LinuxSchedulerFlag$1;
  */
 export const LinuxSchedulerFlag = { "SCHED_FLAG_RESET_ON_FORK": 0, "SCHED_FLAG_RECLAIM": 1, "SCHED_FLAG_DL_OVERRUN": 2, "SCHED_FLAG_KEEP_POLICY": 3, "SCHED_FLAG_KEEP_PARAMS": 4, "SCHED_FLAG_UTIL_CLAMP_MIN": 5, "SCHED_FLAG_UTIL_CLAMP_MAX": 6, "0": "SCHED_FLAG_RESET_ON_FORK", "1": "SCHED_FLAG_RECLAIM", "2": "SCHED_FLAG_DL_OVERRUN", "3": "SCHED_FLAG_KEEP_POLICY", "4": "SCHED_FLAG_KEEP_PARAMS", "5": "SCHED_FLAG_UTIL_CLAMP_MIN", "6": "SCHED_FLAG_UTIL_CLAMP_MAX" } as unknown as typeof LinuxSchedulerFlag$1;
 export declare namespace LinuxSchedulerFlag {
+  /** LinuxSchedulerFlag.SCHED_FLAG_RESET_ON_FORK (0) as a type. */
   type SCHED_FLAG_RESET_ON_FORK = LinuxSchedulerFlag$1.SCHED_FLAG_RESET_ON_FORK;
+  /** LinuxSchedulerFlag.SCHED_FLAG_RECLAIM (1) as a type. */
   type SCHED_FLAG_RECLAIM = LinuxSchedulerFlag$1.SCHED_FLAG_RECLAIM;
+  /** LinuxSchedulerFlag.SCHED_FLAG_DL_OVERRUN (2) as a type. */
   type SCHED_FLAG_DL_OVERRUN = LinuxSchedulerFlag$1.SCHED_FLAG_DL_OVERRUN;
+  /** LinuxSchedulerFlag.SCHED_FLAG_KEEP_POLICY (3) as a type. */
   type SCHED_FLAG_KEEP_POLICY = LinuxSchedulerFlag$1.SCHED_FLAG_KEEP_POLICY;
+  /** LinuxSchedulerFlag.SCHED_FLAG_KEEP_PARAMS (4) as a type. */
   type SCHED_FLAG_KEEP_PARAMS = LinuxSchedulerFlag$1.SCHED_FLAG_KEEP_PARAMS;
+  /** LinuxSchedulerFlag.SCHED_FLAG_UTIL_CLAMP_MIN (5) as a type. */
   type SCHED_FLAG_UTIL_CLAMP_MIN = LinuxSchedulerFlag$1.SCHED_FLAG_UTIL_CLAMP_MIN;
+  /** LinuxSchedulerFlag.SCHED_FLAG_UTIL_CLAMP_MAX (6) as a type. */
   type SCHED_FLAG_UTIL_CLAMP_MAX = LinuxSchedulerFlag$1.SCHED_FLAG_UTIL_CLAMP_MAX;
 }
 
@@ -753,12 +801,19 @@ export type MpolMode = MpolMode$1;
  */
 export const MpolMode = { "MPOL_DEFAULT": 0, "MPOL_PREFERRED": 1, "MPOL_BIND": 2, "MPOL_INTERLEAVE": 3, "MPOL_LOCAL": 4, "MPOL_PREFERRED_MANY": 5, "MPOL_WEIGHTED_INTERLEAVE": 6, "0": "MPOL_DEFAULT", "1": "MPOL_PREFERRED", "2": "MPOL_BIND", "3": "MPOL_INTERLEAVE", "4": "MPOL_LOCAL", "5": "MPOL_PREFERRED_MANY", "6": "MPOL_WEIGHTED_INTERLEAVE" } as unknown as typeof MpolMode$1;
 export declare namespace MpolMode {
+  /** MpolMode.MPOL_DEFAULT (0) as a type. */
   type MPOL_DEFAULT = MpolMode$1.MPOL_DEFAULT;
+  /** MpolMode.MPOL_PREFERRED (1) as a type. */
   type MPOL_PREFERRED = MpolMode$1.MPOL_PREFERRED;
+  /** MpolMode.MPOL_BIND (2) as a type. */
   type MPOL_BIND = MpolMode$1.MPOL_BIND;
+  /** MpolMode.MPOL_INTERLEAVE (3) as a type. */
   type MPOL_INTERLEAVE = MpolMode$1.MPOL_INTERLEAVE;
+  /** MpolMode.MPOL_LOCAL (4) as a type. */
   type MPOL_LOCAL = MpolMode$1.MPOL_LOCAL;
+  /** MpolMode.MPOL_PREFERRED_MANY (5) as a type. */
   type MPOL_PREFERRED_MANY = MpolMode$1.MPOL_PREFERRED_MANY;
+  /** MpolMode.MPOL_WEIGHTED_INTERLEAVE (6) as a type. */
   type MPOL_WEIGHTED_INTERLEAVE = MpolMode$1.MPOL_WEIGHTED_INTERLEAVE;
 }
 
@@ -775,8 +830,11 @@ export type MpolFlag = MpolFlag$1;
  */
 export const MpolFlag = { "MPOL_F_STATIC_NODES": 0, "MPOL_F_RELATIVE_NODES": 1, "MPOL_F_NUMA_BALANCING": 2, "0": "MPOL_F_STATIC_NODES", "1": "MPOL_F_RELATIVE_NODES", "2": "MPOL_F_NUMA_BALANCING" } as unknown as typeof MpolFlag$1;
 export declare namespace MpolFlag {
+  /** MpolFlag.MPOL_F_STATIC_NODES (0) as a type. */
   type MPOL_F_STATIC_NODES = MpolFlag$1.MPOL_F_STATIC_NODES;
+  /** MpolFlag.MPOL_F_RELATIVE_NODES (1) as a type. */
   type MPOL_F_RELATIVE_NODES = MpolFlag$1.MPOL_F_RELATIVE_NODES;
+  /** MpolFlag.MPOL_F_NUMA_BALANCING (2) as a type. */
   type MPOL_F_NUMA_BALANCING = MpolFlag$1.MPOL_F_NUMA_BALANCING;
 }
 
@@ -793,46 +851,87 @@ export type Field = Field$1;
  */
 export const Field = { "None": 0, "Annotations": 1, "Mounts": 2, "OciHooks": 3, "Devices": 4, "CdiDevices": 5, "Env": 6, "Args": 7, "MemLimit": 8, "MemReservation": 9, "MemSwapLimit": 10, "MemKernelLimit": 11, "MemTCPLimit": 12, "MemSwappiness": 13, "MemDisableOomKiller": 14, "MemUseHierarchy": 15, "CPUShares": 16, "CPUQuota": 17, "CPUPeriod": 18, "CPURealtimeRuntime": 19, "CPURealtimePeriod": 20, "CPUSetCPUs": 21, "CPUSetMems": 22, "PidsLimit": 23, "HugepageLimits": 24, "BlockioClass": 25, "RdtClass": 26, "CgroupsUnified": 27, "CgroupsPath": 28, "OomScoreAdj": 29, "Rlimits": 30, "IoPriority": 31, "SeccompPolicy": 32, "Namespace": 33, "Sysctl": 34, "LinuxNetDevices": 35, "LinuxSched": 36, "RdtClosID": 37, "RdtSchemata": 38, "RdtEnableMonitoring": 39, "MemoryPolicy": 40, "0": "None", "1": "Annotations", "2": "Mounts", "3": "OciHooks", "4": "Devices", "5": "CdiDevices", "6": "Env", "7": "Args", "8": "MemLimit", "9": "MemReservation", "10": "MemSwapLimit", "11": "MemKernelLimit", "12": "MemTCPLimit", "13": "MemSwappiness", "14": "MemDisableOomKiller", "15": "MemUseHierarchy", "16": "CPUShares", "17": "CPUQuota", "18": "CPUPeriod", "19": "CPURealtimeRuntime", "20": "CPURealtimePeriod", "21": "CPUSetCPUs", "22": "CPUSetMems", "23": "PidsLimit", "24": "HugepageLimits", "25": "BlockioClass", "26": "RdtClass", "27": "CgroupsUnified", "28": "CgroupsPath", "29": "OomScoreAdj", "30": "Rlimits", "31": "IoPriority", "32": "SeccompPolicy", "33": "Namespace", "34": "Sysctl", "35": "LinuxNetDevices", "36": "LinuxSched", "37": "RdtClosID", "38": "RdtSchemata", "39": "RdtEnableMonitoring", "40": "MemoryPolicy" } as unknown as typeof Field$1;
 export declare namespace Field {
+  /** Field.None (0) as a type. */
   type None = Field$1.None;
+  /** Field.Annotations (1) as a type. */
   type Annotations = Field$1.Annotations;
+  /** Field.Mounts (2) as a type. */
   type Mounts = Field$1.Mounts;
+  /** Field.OciHooks (3) as a type. */
   type OciHooks = Field$1.OciHooks;
+  /** Field.Devices (4) as a type. */
   type Devices = Field$1.Devices;
+  /** Field.CdiDevices (5) as a type. */
   type CdiDevices = Field$1.CdiDevices;
+  /** Field.Env (6) as a type. */
   type Env = Field$1.Env;
+  /** Field.Args (7) as a type. */
   type Args = Field$1.Args;
+  /** Field.MemLimit (8) as a type. */
   type MemLimit = Field$1.MemLimit;
+  /** Field.MemReservation (9) as a type. */
   type MemReservation = Field$1.MemReservation;
+  /** Field.MemSwapLimit (10) as a type. */
   type MemSwapLimit = Field$1.MemSwapLimit;
+  /** Field.MemKernelLimit (11) as a type. */
   type MemKernelLimit = Field$1.MemKernelLimit;
+  /** Field.MemTCPLimit (12) as a type. */
   type MemTCPLimit = Field$1.MemTCPLimit;
+  /** Field.MemSwappiness (13) as a type. */
   type MemSwappiness = Field$1.MemSwappiness;
+  /** Field.MemDisableOomKiller (14) as a type. */
   type MemDisableOomKiller = Field$1.MemDisableOomKiller;
+  /** Field.MemUseHierarchy (15) as a type. */
   type MemUseHierarchy = Field$1.MemUseHierarchy;
+  /** Field.CPUShares (16) as a type. */
   type CPUShares = Field$1.CPUShares;
+  /** Field.CPUQuota (17) as a type. */
   type CPUQuota = Field$1.CPUQuota;
+  /** Field.CPUPeriod (18) as a type. */
   type CPUPeriod = Field$1.CPUPeriod;
+  /** Field.CPURealtimeRuntime (19) as a type. */
   type CPURealtimeRuntime = Field$1.CPURealtimeRuntime;
+  /** Field.CPURealtimePeriod (20) as a type. */
   type CPURealtimePeriod = Field$1.CPURealtimePeriod;
+  /** Field.CPUSetCPUs (21) as a type. */
   type CPUSetCPUs = Field$1.CPUSetCPUs;
+  /** Field.CPUSetMems (22) as a type. */
   type CPUSetMems = Field$1.CPUSetMems;
+  /** Field.PidsLimit (23) as a type. */
   type PidsLimit = Field$1.PidsLimit;
+  /** Field.HugepageLimits (24) as a type. */
   type HugepageLimits = Field$1.HugepageLimits;
+  /** Field.BlockioClass (25) as a type. */
   type BlockioClass = Field$1.BlockioClass;
+  /** Field.RdtClass (26) as a type. */
   type RdtClass = Field$1.RdtClass;
+  /** Field.CgroupsUnified (27) as a type. */
   type CgroupsUnified = Field$1.CgroupsUnified;
+  /** Field.CgroupsPath (28) as a type. */
   type CgroupsPath = Field$1.CgroupsPath;
+  /** Field.OomScoreAdj (29) as a type. */
   type OomScoreAdj = Field$1.OomScoreAdj;
+  /** Field.Rlimits (30) as a type. */
   type Rlimits = Field$1.Rlimits;
+  /** Field.IoPriority (31) as a type. */
   type IoPriority = Field$1.IoPriority;
+  /** Field.SeccompPolicy (32) as a type. */
   type SeccompPolicy = Field$1.SeccompPolicy;
+  /** Field.Namespace (33) as a type. */
   type Namespace = Field$1.Namespace;
+  /** Field.Sysctl (34) as a type. */
   type Sysctl = Field$1.Sysctl;
+  /** Field.LinuxNetDevices (35) as a type. */
   type LinuxNetDevices = Field$1.LinuxNetDevices;
+  /** Field.LinuxSched (36) as a type. */
   type LinuxSched = Field$1.LinuxSched;
+  /** Field.RdtClosID (37) as a type. */
   type RdtClosID = Field$1.RdtClosID;
+  /** Field.RdtSchemata (38) as a type. */
   type RdtSchemata = Field$1.RdtSchemata;
+  /** Field.RdtEnableMonitoring (39) as a type. */
   type RdtEnableMonitoring = Field$1.RdtEnableMonitoring;
+  /** Field.MemoryPolicy (40) as a type. */
   type MemoryPolicy = Field$1.MemoryPolicy;
 }
 

@@ -8,4 +8,7 @@ import { messageRegistry } from "../wire/registry.js";
  */
 export const messages = messageRegistry([messages_v1beta1_api]);
 
-export const { create, clone } = messages;
+/** A v1beta1 message of a type, from an init of its fields (as protobuf-es's create). */
+export const create: typeof messages.create = messages.create;
+/** A deep copy of a v1beta1 message (as protobuf-es's clone). */
+export const clone: typeof messages.clone = messages.clone;

@@ -9,4 +9,13 @@ import { messageRegistry } from "../wire/registry.js";
  */
 export const messages = messageRegistry([messages_v1alpha1_api, messages_v1beta1_api]);
 
-export const { create, clone, toBinary, fromBinary, encodeInit } = messages;
+/** A message of either revision, from an init of its fields (as protobuf-es's create). */
+export const create: typeof messages.create = messages.create;
+/** A deep copy of a message (as protobuf-es's clone). */
+export const clone: typeof messages.clone = messages.clone;
+/** A message's bytes. */
+export const toBinary: typeof messages.toBinary = messages.toBinary;
+/** A message from its bytes, strictly (the generated decoder's DecodeError on bad bytes). */
+export const fromBinary: typeof messages.fromBinary = messages.fromBinary;
+/** A message's bytes from an init of its fields. */
+export const encodeInit: typeof messages.encodeInit = messages.encodeInit;

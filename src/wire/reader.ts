@@ -189,23 +189,28 @@ export class Reader {
     this.end = outer;
   }
 
+  /** An int32 field (a varint; negatives take ten bytes). */
   int32(): number {
     return this.varint() | 0;
   }
 
+  /** A uint32 field (a varint). */
   uint32(): number {
     return this.varint();
   }
 
+  /** A sint32 field (a zigzag varint). */
   sint32(): number {
     const v = this.varint();
     return (v >>> 1) ^ -(v & 1);
   }
 
+  /** A bool field (a varint, any non-zero value true). */
   bool(): boolean {
     return this.varint() !== 0 || this.hi !== 0;
   }
 
+  /** An int64 field (a varint). */
   int64(): bigint {
     return signed64(this.varint(), this.hi);
   }
@@ -216,10 +221,12 @@ export class Reader {
     return (this.hi | 0) * TWO_32 + lo;
   }
 
+  /** A uint64 field (a varint). */
   uint64(): bigint {
     return unsigned64(this.varint(), this.hi);
   }
 
+  /** A sint64 field (a zigzag varint). */
   sint64(): bigint {
     const lo = this.varint();
     const hi = this.hi;
@@ -227,26 +234,31 @@ export class Reader {
     return signed64(((lo >>> 1) | (hi << 31)) ^ sign, (hi >>> 1) ^ sign);
   }
 
+  /** A fixed32 field (four little-endian bytes). */
   fixed32(): number {
     const p = this.take(4, "fixed32");
     const b = this.buf;
     return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
   }
 
+  /** An sfixed32 field (four little-endian bytes, signed). */
   sfixed32(): number {
     return this.fixed32() | 0;
   }
 
+  /** A fixed64 field (eight little-endian bytes). */
   fixed64(): bigint {
     const lo = this.fixed32();
     return unsigned64(lo, this.fixed32());
   }
 
+  /** An sfixed64 field (eight little-endian bytes, signed). */
   sfixed64(): bigint {
     const lo = this.fixed32();
     return signed64(lo, this.fixed32());
   }
 
+  /** A float field (four little-endian bytes). */
   float(): number {
     const p = this.take(4, "fixed32");
     const b = this.buf;
@@ -254,6 +266,7 @@ export class Reader {
     return f64.getFloat32(0, true);
   }
 
+  /** A double field (eight little-endian bytes). */
   double(): number {
     const p = this.take(8, "fixed64");
     const b = this.buf;
@@ -269,6 +282,7 @@ export class Reader {
     return this.buf.subarray(p, p + len);
   }
 
+  /** A string field: length-prefixed UTF-8, checked. */
   string(): string {
     const at = this.pos;
     const len = this.length();

@@ -7,9 +7,13 @@ import { clone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
  * generated code builds its registry without it.
  */
 export interface Reflection {
+  /** protobuf-es create(). */
   readonly create: typeof create;
+  /** protobuf-es clone(). */
   readonly clone: typeof clone;
+  /** protobuf-es toBinary(). */
   readonly toBinary: typeof toBinary;
+  /** protobuf-es fromBinary(). */
   readonly fromBinary: typeof fromBinary;
 }
 

@@ -156,12 +156,14 @@ export function writeFixed64(buf: Uint8Array, pos: number, v: Int64): number {
   return writeFixed32(buf, pos, hi);
 }
 
+/** Writes `v` as a float (four little-endian bytes) at `pos`; returns the position after it. */
 export function writeFloat(buf: Uint8Array, pos: number, v: number): number {
   f64.setFloat32(0, v, true);
   for (let i = 0; i < 4; i++) buf[pos + i] = f64.getUint8(i);
   return pos + 4;
 }
 
+/** Writes `v` as a double (eight little-endian bytes) at `pos`; returns the position after it. */
 export function writeDouble(buf: Uint8Array, pos: number, v: number): number {
   f64.setFloat64(0, v, true);
   for (let i = 0; i < 8; i++) buf[pos + i] = f64.getUint8(i);
@@ -205,6 +207,7 @@ export class Sizes {
     return k;
   }
 
+  /** Fills the slot `k` that reserve() gave. */
   set(k: number, v: number): void {
     this.a[k] = v;
   }

@@ -44,7 +44,10 @@ export function emitLite(f: GeneratedFile, file: DescFile): void {
       f.print(f.export("const", shape.name), " = ", enumObject(t), " as unknown as typeof ", shape, ";");
       // The members as types too (`Event.CREATE_CONTAINER`), as the enum declaration gives them.
       f.print(f.export("declare namespace", shape.name), " {");
-      for (const v of t.values) f.print(`  type ${v.localName} = `, shape, `.${v.localName};`);
+      for (const v of t.values) {
+        f.print(`  /** ${shape.name}.${v.localName} (${v.number}) as a type. */`);
+        f.print(`  type ${v.localName} = `, shape, `.${v.localName};`);
+      }
       f.print("}");
     }
   }

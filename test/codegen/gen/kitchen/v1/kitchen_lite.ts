@@ -75,7 +75,9 @@ export type Tree_Leaf_Kind = Tree_Leaf_Kind$1;
  */
 export const Tree_Leaf_Kind = { "UNSPECIFIED": 0, "ONE": 1, "0": "UNSPECIFIED", "1": "ONE" } as unknown as typeof Tree_Leaf_Kind$1;
 export declare namespace Tree_Leaf_Kind {
+  /** Tree_Leaf_Kind.UNSPECIFIED (0) as a type. */
   type UNSPECIFIED = Tree_Leaf_Kind$1.UNSPECIFIED;
+  /** Tree_Leaf_Kind.ONE (1) as a type. */
   type ONE = Tree_Leaf_Kind$1.ONE;
 }
 
@@ -106,7 +108,10 @@ export type Color = Color$1;
  */
 export const Color = { "UNSPECIFIED": 0, "RED": 1, "GREEN": 2, "0": "UNSPECIFIED", "1": "RED", "2": "GREEN" } as unknown as typeof Color$1;
 export declare namespace Color {
+  /** Color.UNSPECIFIED (0) as a type. */
   type UNSPECIFIED = Color$1.UNSPECIFIED;
+  /** Color.RED (1) as a type. */
   type RED = Color$1.RED;
+  /** Color.GREEN (2) as a type. */
   type GREEN = Color$1.GREEN;
 }
