@@ -11,6 +11,7 @@ import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest
 import { encodedRequest } from "./shared-payload.js";
 import { fromBinary } from "./messages.js";
 import { AnswerError, RuntimeConnection } from "./runtime-connection.js";
+import { errorText } from "../internal/error-text.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */
 export interface Registration {
@@ -112,7 +113,7 @@ export class PluginConnection implements PluginBackend {
     if (e instanceof RpcError && e.code === Code.DEADLINE_EXCEEDED && timedOut) return new PluginCallError(GO_DEADLINE_EXCEEDED, "deadline", { cause: e });
     if (e instanceof RpcError) return PluginCallError.fromStatus(e);
     if (e instanceof ProtocolError) return new PluginCallError(`${e.message}: protocol error`, "protocol", { cause: e });
-    return new PluginCallError(e instanceof Error ? e.message : String(e), "status", { cause: e });
+    return new PluginCallError(errorText(e), "status", { cause: e });
   }
 
   close(reason: Error = new Error("nri: plugin connection closed by the runtime")): void {

@@ -1,3 +1,4 @@
+import { errorText } from "../internal/error-text.js";
 /**
  * Malformed protobuf bytes. Raised by the reader with the bare `reason` and the byte `offset`
  * (relative to where reading started); a generated decoder re-raises it once with the message
@@ -35,7 +36,7 @@ export function decodeFailure(e: unknown, typeName: string, field: number, names
     const no = e.field ?? field;
     return new DecodeError(`decode ${typeName}: ${describeField(no, names)}${e.reason}`, e.reason, e.offset, typeName, no || undefined);
   }
-  const reason = e instanceof Error ? e.message : String(e);
+  const reason = errorText(e);
   return new DecodeError(`decode ${typeName}: ${describeField(field, names)}${reason}`, reason, -1, typeName, field || undefined, { cause: e });
 }
 

@@ -2,6 +2,7 @@ import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/prot
 import { DecodeError } from "./errors.js";
 import { type GeneratedMessage, type GeneratedMessages, isMessageOf } from "./generated.js";
 import type { Reflection } from "./reflection.js";
+import { errorText } from "../internal/error-text.js";
 
 /** A message type's binary codec. */
 export interface MessageCodec<Desc extends DescMessage = DescMessage> {
@@ -82,7 +83,7 @@ export function messageRegistry(tables: readonly GeneratedMessages[], reflection
       try {
         return r.fromBinary(schema, bytes);
       } catch (e) {
-        const reason = e instanceof Error ? e.message : String(e);
+        const reason = errorText(e);
         throw new DecodeError(`decode ${schema.typeName}: ${reason}`, reason, -1, schema.typeName, undefined, { cause: e });
       }
     },
