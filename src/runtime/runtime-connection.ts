@@ -1,6 +1,4 @@
 import type { Duplex } from "node:stream";
-import "../../gen/v1alpha1/api_codec.js"; // registers the generated codecs: every decode is strict
-import "../../gen/v1beta1/api_codec.js";
 import { Runtime as AlphaRuntime } from "../../gen/v1alpha1/api_pb.js";
 import { type ContainerUpdate, Runtime as BetaRuntime, type RegisterPluginRequest, type UpdateContainersRequest } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
