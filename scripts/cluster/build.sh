@@ -30,19 +30,9 @@ export GOTOOLCHAIN=local
 # Builds share the machine's cores with everything else.
 NICE=(nice -n 10)
 
-# step NAME LOG COMMAND...: runs COMMAND with its output in LOG, naming NAME and LOG on failure.
-step() {
-  local name=$1 log=$2
-  shift 2
-  echo "cluster: $name (log: $log)" >&2
-  local start=$SECONDS
-  if ! "$@" >"$log" 2>&1; then
-    echo "cluster: $name failed; log: $log" >&2
-    tail -n 20 "$log" | sed 's/^/  | /' >&2
-    exit 1
-  fi
-  echo "cluster: $name done in $((SECONDS - start)) s" >&2
-}
+STEP_PREFIX=cluster
+# shellcheck source=../lib/steps.sh
+source "$ROOT/scripts/lib/steps.sh"
 
 # etcd's main package is its server module's root. `go install MODULE@VERSION` refuses that
 # module (its go.mod has replace directives), so a module of our own requires it and builds it.
@@ -90,19 +80,6 @@ build_kubernetes() {
   echo "KUBE_BIN=$dir/bin"
 }
 
-# go_download MODULE@VERSION: the module's source directory, fetched through the module proxy.
-go_download() {
-  local tmp
-  tmp=$(mktemp -d)
-  printf 'module download\n\ngo 1.24\n' >"$tmp/go.mod"
-  (cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "$1") >"$tmp/out.json" || {
-    cat "$tmp/out.json" >&2
-    rm -rf "$tmp"
-    return 1
-  }
-  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' "$tmp/out.json"
-  rm -rf "$tmp"
-}
 
 # The project's own plugin, from test/cluster/go-plugin: cheap to rebuild, so never cached.
 build_own() {

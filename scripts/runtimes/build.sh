@@ -37,19 +37,9 @@ export GOTOOLCHAIN=local
 # Builds share 2 cores with everything else on the machine.
 NICE=(nice -n 10)
 
-# step NAME LOG COMMAND...: runs COMMAND with its output in LOG, naming NAME and LOG on failure.
-step() {
-  local name=$1 log=$2
-  shift 2
-  echo "runtimes: $name (log: $log)" >&2
-  local start=$SECONDS
-  if ! "$@" >"$log" 2>&1; then
-    echo "runtimes: $name failed; log: $log" >&2
-    tail -n 20 "$log" | sed 's/^/  | /' >&2
-    exit 1
-  fi
-  echo "runtimes: $name done in $((SECONDS - start)) s" >&2
-}
+STEP_PREFIX=runtimes
+# shellcheck source=../lib/steps.sh
+source "$ROOT/scripts/lib/steps.sh"
 
 APT_UPDATED=
 # need_debian CMD PACKAGE: installs PACKAGE from Debian unless CMD is there already.
@@ -77,25 +67,12 @@ build_containerd() {
   echo "CONTAINERD_BIN=$dir/bin"
 }
 
-# go_download MODULE@VERSION: the module's source directory, fetched through the module proxy.
-# Checksums are not looked up for MODULE: the checksum database does not list cri-tools.
-go_download() {
-  local mod=${1%@*} tmp
-  tmp=$(mktemp -d)
-  printf 'module download\n\ngo 1.24\n' >"$tmp/go.mod"
-  (cd "$tmp" && GONOSUMDB=$mod GOFLAGS=-mod=mod go mod download -json "$1") >"$tmp/out.json" || {
-    rm -rf "$tmp"
-    return 1
-  }
-  sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p' "$tmp/out.json"
-  rm -rf "$tmp"
-}
 
 # go_source NAME MODULE@VERSION: sets SRC to the module's source directory (go_download), the
 # download's output in $LOGS/NAME-download.log; a failure names that log and exits 1.
 go_source() {
   local log=$LOGS/$1-download.log mod=${2%@*}
-  SRC=$(go_download "$2" 2>"$log") || {
+  SRC=$(go_download "$2" nosumdb 2>"$log") || {
     echo "runtimes: download ${mod##*/} ${2#*@} failed; log: $log" >&2
     exit 1
   }
