@@ -62,7 +62,7 @@ describe("importing nri-wire/plugin", () => {
       "src/ttrpc/client.ts",
       "src/mux/mux.ts",
       "src/plugin/helpers/adjustment.ts",
-      "src/plugin/messages.ts",
+      "src/api/messages.ts",
       "src/wire/registry.ts",
       "gen/v1beta1/api_codec.ts",
       "gen/v1beta1/api_lite.ts",
