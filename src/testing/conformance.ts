@@ -158,75 +158,246 @@ export async function runConformance(options: ConformanceOptions): Promise<Confo
   const dialects = options.dialects ?? DIALECTS;
   const reports: DialectReport[] = [];
   try {
-    for (const dialect of dialects) reports.push(await runDialect(dialect, options));
+    for (const dialect of dialects) reports.push(await new DialectRun(dialect, options).run());
   } finally {
     await options.starter.close();
   }
   return { plugin: options.starter.description, dialects: reports, passed: reports.every((r) => r.passed) };
 }
 
-async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<DialectReport> {
-  const requestTimeoutMs = o.requestTimeoutMs ?? 2000;
-  const registrationTimeoutMs = o.registrationTimeoutMs ?? 5000;
-  const goneTimeoutMs = o.goneTimeoutMs ?? 2000;
-  const scenario = o.scenario ?? DEFAULT_SCENARIO;
-  const { pod: pod1, container: ctr1, existing } = scenario;
-  const target = ctr1.id;
-  const checks = new Checks();
-  const deprecations: Deprecation[] = [];
-  const known = new Set(existing.containers.map((c) => c.id));
-  let registration: DialectReport["registration"];
-  let instance: PluginInstance | undefined;
-  let conn: ScriptedConnection | undefined;
-  let id = "";
-  let mask = 0;
-  let restarting = false;
-  let ended: string | undefined;
-  const conns: ScriptedConnection[] = [];
-  const instances: PluginInstance[] = [];
+/** One dialect's run of the script against a plugin: what it has seen and each of its steps. */
+class DialectRun {
+  private readonly requestTimeoutMs: number;
+  private readonly registrationTimeoutMs: number;
+  private readonly goneTimeoutMs: number;
+  private readonly pod1: Scenario["pod"];
+  private readonly ctr1: Scenario["container"];
+  private readonly existing: Scenario["existing"];
+  private readonly target: string;
+  private readonly checks = new Checks();
+  private readonly deprecations: Deprecation[] = [];
+  private readonly known: Set<string>;
+  private registration: DialectReport["registration"];
+  private instance: PluginInstance | undefined;
+  private conn: ScriptedConnection | undefined;
+  private id = "";
+  private mask = 0;
+  private restarting = false;
+  private ended: string | undefined;
+  private readonly conns: ScriptedConnection[] = [];
+  private readonly instances: PluginInstance[] = [];
   /** Per connection: settles with why the plugin went, once it went while expected to stay. */
-  const lostOf = new WeakMap<ScriptedConnection, Promise<string>>();
+  private readonly lostOf = new WeakMap<ScriptedConnection, Promise<string>>();
+  /** Per connection: what the plugin wrote after answering Shutdown. */
+  private readonly strayOf = new WeakMap<ScriptedConnection, Uint8Array[]>();
 
-  /** Starts an instance and waits for its registration; the check that a failure belongs to is `check`. */
-  const connect = async (check: "registration" | "restart"): Promise<void> => {
+  constructor(
+    private readonly dialect: Dialect,
+    private readonly o: ConformanceOptions,
+  ) {
+    this.requestTimeoutMs = o.requestTimeoutMs ?? 2000;
+    this.registrationTimeoutMs = o.registrationTimeoutMs ?? 5000;
+    this.goneTimeoutMs = o.goneTimeoutMs ?? 2000;
+    const scenario = o.scenario ?? DEFAULT_SCENARIO;
+    this.pod1 = scenario.pod;
+    this.ctr1 = scenario.container;
+    this.existing = scenario.existing;
+    this.target = this.ctr1.id;
+    this.known = new Set(this.existing.containers.map((c) => c.id));
+  }
+
+  /** Runs the script and reports. */
+  async run(): Promise<DialectReport> {
     try {
-      instance = await o.starter.start(registrationTimeoutMs);
+      await this.script();
     } catch (e) {
-      checks.fail(check, `the plugin did not connect: ${(e as Error).message}`);
+      if (!(e instanceof Gone)) throw e;
+    } finally {
+      if (this.ended !== undefined) this.checks.fail("alive", this.ended);
+      else if (this.registration !== undefined) this.checks.ok("alive");
+      this.conn?.close();
+      this.instance?.kill();
+    }
+    return this.report();
+  }
+
+  /** The script, event by event; throws Gone once the plugin is gone. */
+  private async script(): Promise<void> {
+    await this.untilRestart();
+    await this.restart();
+    await this.afterRestart();
+    await this.shutdown();
+  }
+
+  /** The script's container, running. */
+  private get running(): Scenario["container"] {
+    return { ...this.ctr1, state: ContainerState.CONTAINER_RUNNING };
+  }
+
+  /** Registration, Configure, Synchronize and the pod and container up to running. */
+  private async untilRestart(): Promise<void> {
+    await this.connect("registration");
+    await this.configureAndSync(
+      [
+        { pods: [...this.existing.pods], containers: [] },
+        { pods: [], containers: [...this.existing.containers] },
+      ],
+      "configure",
+    );
+    this.checks.ok("synchronize");
+    await this.event("runPodSandbox", { pod: this.pod1 } as never);
+    this.known.add(this.target);
+    const createRequest = create(CreateContainerRequestSchema, { pod: this.pod1, container: this.ctr1 });
+    const created = await this.event("createContainer", clone(CreateContainerRequestSchema, createRequest) as never);
+    let validateAdjust: CreateContainerResponse | undefined;
+    if (created?.response !== undefined) {
+      const res = created.response as CreateContainerResponse;
+      this.checkIds(created, res.update, res.evict.map((e) => e.containerId));
+      const self = res.update.filter((u) => u.containerId === this.target);
+      if (self.length > 0) this.checks.fail("creating", `CreateContainer updates "${this.target}", the container being created`, created.responseJson);
+      else this.checks.ok("creating");
+      this.merge(created, () => {
+        const result = new CreateContainerResult(clone(CreateContainerRequestSchema, createRequest));
+        result.apply(this.id, { ...res, update: res.update.filter((u) => u.containerId !== this.target) } as CreateContainerResponse);
+        validateAdjust = result.response();
+      });
+    }
+    if (validateAdjust !== undefined && this.subscribed("ValidateContainerAdjustment")) {
+      await this.call("validateContainerAdjustment", { pod: this.pod1, container: this.ctr1, adjust: validateAdjust.adjust, update: validateAdjust.update, plugins: [{ name: this.registration!.name, index: this.registration!.idx }] } as never);
+    }
+    const running = this.running;
+    await this.event("postCreateContainer", { pod: this.pod1, container: this.ctr1 } as never);
+    await this.event("startContainer", { pod: this.pod1, container: this.ctr1 } as never);
+    await this.event("postStartContainer", { pod: this.pod1, container: running } as never);
+  }
+
+  /** A runtime restart: the connection goes; a launched plugin must go with it; it registers again. */
+  private async restart(): Promise<void> {
+    await this.stillThere();
+    this.restarting = true;
+    const old = this.instance!;
+    this.conn!.close();
+    const went = await Promise.race([old.gone, sleep(this.goneTimeoutMs)]);
+    if (went === "timeout" && old.restartable) {
+      this.checks.fail("restart", `the plugin was still running ${this.goneTimeoutMs} ms after the runtime closed its connection`);
+      old.kill();
+    }
+    await this.connect("restart");
+    this.restarting = false;
+    await this.configureAndSync([{ pods: [...this.existing.pods, this.pod1], containers: [...this.existing.containers, this.running] }], "restart");
+    this.checks.ok("restart");
+  }
+
+  /** Updates, then the container and the pod stopped and removed. */
+  private async afterRestart(): Promise<void> {
+    const running = this.running;
+    const updateRequest = create(UpdateContainerRequestSchema, { pod: this.pod1, container: running, linuxResources: { cpu: { shares: { value: 1024n } } } });
+    const updated = await this.event("updateContainer", clone(UpdateContainerRequestSchema, updateRequest) as never);
+    if (updated?.response !== undefined) {
+      const res = updated.response as UpdateContainerResponse;
+      this.checkIds(updated, res.update, res.evict.map((e) => e.containerId));
+      this.merge(updated, () => new UpdateContainerResult(clone(UpdateContainerRequestSchema, updateRequest)).apply(this.id, res));
+    }
+    await this.event("postUpdateContainer", { pod: this.pod1, container: running } as never);
+    await this.event("updatePodSandbox", { pod: this.pod1, overheadLinuxResources: {}, linuxResources: {} } as never);
+    await this.event("postUpdatePodSandbox", { pod: this.pod1 } as never);
+    const stopped = { ...this.ctr1, state: ContainerState.CONTAINER_STOPPED };
+    const stop = await this.event("stopContainer", { pod: this.pod1, container: running } as never);
+    if (stop?.response !== undefined) {
+      const res = stop.response as StopContainerResponse;
+      this.checkIds(stop, res.update, []);
+      this.merge(stop, () => new StopContainerResult().apply(this.id, res));
+    }
+    await this.event("removeContainer", { pod: this.pod1, container: stopped } as never);
+    await this.event("stopPodSandbox", { pod: this.pod1 } as never);
+    await this.event("removePodSandbox", { pod: this.pod1 } as never);
+  }
+
+  /** Shutdown, and nothing written after its answer. */
+  private async shutdown(): Promise<void> {
+    const c = this.conn!;
+    await this.stillThere();
+    await this.call("shutdown", { reason: "nri-wire test-plugin finished its script" } as never, "shutdown");
+    // After Shutdown the plugin may go; watch for stray writes until it does or the window ends.
+    await Promise.race([this.instance!.gone, c.mux.closed, sleep(this.o.shutdownWindowMs ?? 500)]);
+    const stray = this.strayOf.get(c) ?? [];
+    if (stray.length > 0) {
+      const decoder = new SessionDecoder();
+      const records = stray.flatMap((chunk) => decoder.push("p2r", chunk, 0));
+      const bytes = stray.reduce((n, s) => n + s.length, 0);
+      this.checks.fail("after-shutdown", `the plugin wrote ${bytes} bytes after answering Shutdown`, records.map((r) => ({ conn: r.conn ?? 0, stream: r.stream ?? 0, method: r.method ?? "", payload: r.payload ?? null })) as JsonValue);
+    } else this.checks.ok("after-shutdown");
+  }
+
+  /** The unsolicited updates' checks and the report. */
+  private report(): DialectReport {
+  for (const c of this.conns) {
+    for (const u of c.unsolicited) {
+      for (const up of u.request.update) {
+        if (!this.known.has(up.containerId)) this.checks.fail("unsolicited", `UpdateContainers after ${u.after || "registration"} updates container "${up.containerId}", which does not exist`);
+        else this.checks.ok("unsolicited");
+      }
+      for (const ev of u.request.evict) {
+        if (!this.known.has(ev.containerId)) this.checks.fail("unsolicited", `UpdateContainers after ${u.after || "registration"} evicts container "${ev.containerId}", which does not exist`);
+        else this.checks.ok("unsolicited");
+      }
+    }
+  }
+  if (this.conns.every((c) => c.unsolicited.length === 0)) this.checks.note("unsolicited", "the plugin sent none");
+  this.checks.note("ids", "the plugin asked for no updates or evictions");
+  const results = this.checks.results();
+  const failed = results.some((r) => r.status === "fail");
+  const stderr = this.instances.map((i) => i.stderr?.() ?? "").join("");
+  return {
+    dialect: this.dialect,
+    ...(this.registration === undefined ? {} : { registration: this.registration }),
+    ...(failed && stderr !== "" ? { stderr } : {}),
+    checks: results,
+    deprecations: this.deprecations,
+    passed: results.every((r) => r.status !== "fail"),
+  };
+  }
+
+  /** Starts an this.instance and waits for its this.registration; the check that a failure belongs to is `check`. */
+  private async connect(check: "registration" | "restart"): Promise<void> {
+    try {
+      this.instance = await this.o.starter.start(this.registrationTimeoutMs);
+    } catch (e) {
+      this.checks.fail(check, `the plugin did not connect: ${(e as Error).message}`);
       throw new Gone();
     }
-    const inst = instance;
+    const inst = this.instance;
     const c = new ScriptedConnection(inst.socket, {
-      dialect,
+      dialect: this.dialect,
       onUpdateContainers: () => [],
-      onDeprecation: (method) => deprecations.push(stateChangeDeprecation(id, method)),
+      onDeprecation: (method) => this.deprecations.push(stateChangeDeprecation(this.id, method)),
     });
-    conn = c;
-    conns.push(c);
+    this.conn = c;
+    this.conns.push(c);
     // Anything the plugin writes after answering Shutdown is kept, to be decoded for the report.
     const stray: Uint8Array[] = [];
     inst.socket.on("data", (d: Uint8Array) => {
       if (c.shutdownAnswered) stray.push(d);
     });
-    strayOf.set(c, stray);
-    instances.push(inst);
+    this.strayOf.set(c, stray);
+    this.instances.push(inst);
     // Whether the plugin going is a fault is decided when it goes (not during a restart, nor
     // after Shutdown); for a process, its exit status says more than its connection's end.
-    const unexpected = (): boolean => !restarting && !c.shutdownAnswered;
+    const unexpected = (): boolean => !this.restarting && !c.shutdownAnswered;
     const lost = Promise.race([inst.gone.then((why) => ({ why, fault: unexpected() })), c.mux.closed.then(() => ({ why: undefined, fault: unexpected() }))]).then(async ({ why, fault }) => {
       if (!fault) return new Promise<string>(() => undefined);
-      const said = why ?? (await Promise.race([inst.gone, sleep(goneTimeoutMs).then(() => "closed its connection")]));
-      ended ??= `plugin ${said}`;
-      return ended;
+      const said = why ?? (await Promise.race([inst.gone, sleep(this.goneTimeoutMs).then(() => "closed its connection")]));
+      this.ended ??= `plugin ${said}`;
+      return this.ended;
     });
-    lostOf.set(c, lost);
-    const reg = await Promise.race([c.registered.catch(() => "closed its connection"), sleep(registrationTimeoutMs), inst.gone]);
+    this.lostOf.set(c, lost);
+    const reg = await Promise.race([c.registered.catch(() => "closed its connection"), sleep(this.registrationTimeoutMs), inst.gone]);
     if (typeof reg === "string") {
-      checks.fail(check, reg === "timeout" ? `the plugin did not register within ${registrationTimeoutMs} ms` : `the plugin ${reg} before registering`);
+      this.checks.fail(check, reg === "timeout" ? `the plugin did not register within ${this.registrationTimeoutMs} ms` : `the plugin ${reg} before registering`);
       throw new Gone();
     }
-    id = `${reg.idx}-${reg.name}`;
-    registration = { name: reg.name, idx: reg.idx, version: reg.revision };
+    this.id = `${reg.idx}-${reg.name}`;
+    this.registration = { name: reg.name, idx: reg.idx, version: reg.revision };
     const bad: string[] = [];
     try {
       checkPluginName(reg.name);
@@ -238,223 +409,105 @@ async function runDialect(dialect: Dialect, o: ConformanceOptions): Promise<Dial
     } catch (e) {
       bad.push((e as Error).message);
     }
-    const want = o.starter.expected;
+    const want = this.o.starter.expected;
     if (want?.name !== undefined && want.name !== reg.name) bad.push(`registered as "${reg.name}", started as "${want.name}"`);
     if (want?.idx !== undefined && want.idx !== reg.idx) bad.push(`registered with index "${reg.idx}", started with "${want.idx}"`);
-    // A bad name is a registration fault whenever it shows.
-    for (const b of bad) checks.fail("registration", b);
-    checks.ok(check);
-  };
+    // A bad name is a this.registration fault whenever it shows.
+    for (const b of bad) this.checks.fail("registration", b);
+    this.checks.ok(check);
+  }
 
-  const strayOf = new WeakMap<ScriptedConnection, Uint8Array[]>();
 
   /** Before the runner ends the connection itself: the plugin must still be there a while after its last answer. */
-  const stillThere = async (): Promise<void> => {
-    await Promise.race([lostOf.get(conn!), sleep(o.aliveWindowMs ?? 200)]);
-    if (ended !== undefined) throw new Gone();
-  };
+  private async stillThere(): Promise<void> {
+    await Promise.race([this.lostOf.get(this.conn!), sleep(this.o.aliveWindowMs ?? 200)]);
+    if (this.ended !== undefined) throw new Gone();
+  }
 
-  /** One call with the checks every answer gets; throws Gone once the plugin is gone. */
-  const call = async <K extends PluginMethodName>(method: K, request: MessageInitShape<never>, failAs?: CheckId): Promise<CallRecord> => {
-    if (ended !== undefined) throw new Gone();
-    const r = await conn!.call(method, request as never, requestTimeoutMs);
-    // A call cut off by the plugin going is the alive check's failure, not the call's.
-    if (r.error !== undefined && conn!.mux.closeReason !== undefined && !restarting) {
-      ended ??= "plugin closed its connection";
+  /** One this.call with the this.checks every answer gets; throws Gone once the plugin is gone. */
+  private async call<K extends PluginMethodName>(method: K, request: MessageInitShape<never>, failAs?: CheckId): Promise<CallRecord> {
+    if (this.ended !== undefined) throw new Gone();
+    const r = await this.conn!.call(method, request as never, this.requestTimeoutMs);
+    // A this.call cut off by the plugin going is the alive check's failure, not the call's.
+    if (r.error !== undefined && this.conn!.mux.closeReason !== undefined && !this.restarting) {
+      this.ended ??= "plugin closed its connection";
       throw new Gone();
     }
     const where = `${r.method} (sent as ${r.wire})`;
     const timedOut = r.error instanceof RpcError && r.error.code === Code.DEADLINE_EXCEEDED;
-    if (timedOut || r.ms > requestTimeoutMs) checks.fail("timeouts", `${where} took ${timedOut ? "longer than" : Math.round(r.ms)} ${timedOut ? `${requestTimeoutMs} ms` : `ms, over the ${requestTimeoutMs} ms timeout`}`);
-    else checks.ok("timeouts");
+    if (timedOut || r.ms > this.requestTimeoutMs) this.checks.fail("timeouts", `${where} took ${timedOut ? "longer than" : Math.round(r.ms)} ${timedOut ? `${this.requestTimeoutMs} ms` : `ms, over the ${this.requestTimeoutMs} ms timeout`}`);
+    else this.checks.ok("timeouts");
     if (r.error !== undefined && !timedOut) {
       const check = failAs ?? (TEARDOWN.includes(r.method) ? "teardown" : "events");
-      checks.fail(check, `${where} failed: ${r.error.message}`);
+      this.checks.fail(check, `${where} failed: ${r.error.message}`);
     } else if (r.error === undefined) {
-      checks.ok(failAs ?? (TEARDOWN.includes(r.method) ? "teardown" : "events"));
+      this.checks.ok(failAs ?? (TEARDOWN.includes(r.method) ? "teardown" : "events"));
       if (r.unknownFields !== undefined) {
-        checks.fail("adjustments", `${where} answered with field${r.unknownFields.length > 1 ? "s" : ""} ${r.unknownFields.join(", ")}, which ${r.method}Response does not have`, r.responseJson);
-      } else checks.ok("adjustments");
+        this.checks.fail("adjustments", `${where} answered with field${r.unknownFields.length > 1 ? "s" : ""} ${r.unknownFields.join(", ")}, which ${r.method}Response does not have`, r.responseJson);
+      } else this.checks.ok("adjustments");
     }
     return r;
-  };
+  }
 
-  const subscribed = (method: string): boolean => {
+  private subscribed(method: string): boolean {
     const e = eventOfMethod(method);
-    return e === undefined || (mask & eventBit(e)) !== 0;
-  };
+    return e === undefined || (this.mask & eventBit(e)) !== 0;
+  }
 
-  const checkIds = (r: CallRecord, updates: readonly ContainerUpdate[], evicted: readonly string[]): void => {
+  private checkIds(r: CallRecord, updates: readonly ContainerUpdate[], evicted: readonly string[]): void {
     for (const u of updates) {
-      if (!known.has(u.containerId)) checks.fail("ids", `${r.method} updates container "${u.containerId}", which does not exist`, r.responseJson);
-      else checks.ok("ids");
+      if (!this.known.has(u.containerId)) this.checks.fail("ids", `${r.method} updates container "${u.containerId}", which does not exist`, r.responseJson);
+      else this.checks.ok("ids");
     }
     for (const e of evicted) {
-      if (!known.has(e)) checks.fail("ids", `${r.method} evicts container "${e}", which does not exist`, r.responseJson);
-      else checks.ok("ids");
+      if (!this.known.has(e)) this.checks.fail("ids", `${r.method} evicts container "${e}", which does not exist`, r.responseJson);
+      else this.checks.ok("ids");
     }
-  };
+  }
 
-  const merge = (r: CallRecord, run: () => void): void => {
+  private merge(r: CallRecord, run: () => void): void {
     try {
       run();
-      checks.ok("merge");
+      this.checks.ok("merge");
     } catch (e) {
-      checks.fail("merge", `${r.method}: ${(e as Error).message}`, r.responseJson);
+      this.checks.fail("merge", `${r.method}: ${(e as Error).message}`, r.responseJson);
     }
-  };
+  }
 
-  const configureAndSync = async (pages: { pods: MessageInitShape<typeof PodSandboxSchema>[]; containers: MessageInitShape<typeof ContainerSchema>[] }[], check: "configure" | "restart"): Promise<void> => {
-    const conf = await call(
+  private async configureAndSync(pages: { pods: MessageInitShape<typeof PodSandboxSchema>[]; containers: MessageInitShape<typeof ContainerSchema>[] }[], check: "configure" | "restart"): Promise<void> {
+    const conf = await this.call(
       "configure",
       {
-        config: o.config ?? "",
+        config: this.o.config ?? "",
         runtimeName: "nri-wire-test-plugin",
         runtimeVersion: "v0.1.0",
-        registrationTimeout: BigInt(registrationTimeoutMs),
-        requestTimeout: BigInt(requestTimeoutMs),
-        NRIVersion: dialect === "statechange" ? "v0.11.0" : "v0.12.5",
+        registrationTimeout: BigInt(this.registrationTimeoutMs),
+        requestTimeout: BigInt(this.requestTimeoutMs),
+        NRIVersion: this.dialect === "statechange" ? "v0.11.0" : "v0.12.5",
       } as never,
       check,
     );
     if (conf.error !== undefined) throw new Gone();
     const events = (conf.response as { events?: number } | undefined)?.events ?? 0;
     if ((events & ~VALID_EVENTS_MASK) !== 0) {
-      checks.fail(check, `Configure asked for events 0x${(events >>> 0).toString(16)}, beyond the valid 0x${VALID_EVENTS_MASK.toString(16)}`, conf.responseJson);
+      this.checks.fail(check, `Configure asked for events 0x${(events >>> 0).toString(16)}, beyond the valid 0x${VALID_EVENTS_MASK.toString(16)}`, conf.responseJson);
       throw new Gone();
     }
-    mask = events === 0 ? VALID_EVENTS_MASK : events;
+    this.mask = events === 0 ? VALID_EVENTS_MASK : events;
     for (const [i, page] of pages.entries()) {
       const more = i < pages.length - 1;
-      const r = await call("synchronize", { ...page, more } as never, check === "restart" ? "restart" : "synchronize");
+      const r = await this.call("synchronize", { ...page, more } as never, check === "restart" ? "restart" : "synchronize");
       if (r.error !== undefined) throw new Gone();
       const res = r.response as unknown as { more: boolean; update: ContainerUpdate[] };
-      if (more && !res.more) checks.fail(check === "restart" ? "restart" : "synchronize", `Synchronize page ${i + 1} of ${pages.length} was answered with more = false`, r.responseJson);
-      if (more && res.update.length > 0) checks.fail(check === "restart" ? "restart" : "synchronize", `Synchronize page ${i + 1} of ${pages.length} was answered with updates before the last page`, r.responseJson);
-      checkIds(r, res.update, []);
+      if (more && !res.more) this.checks.fail(check === "restart" ? "restart" : "synchronize", `Synchronize page ${i + 1} of ${pages.length} was answered with more = false`, r.responseJson);
+      if (more && res.update.length > 0) this.checks.fail(check === "restart" ? "restart" : "synchronize", `Synchronize page ${i + 1} of ${pages.length} was answered with updates before the last page`, r.responseJson);
+      this.checkIds(r, res.update, []);
     }
-  };
+  }
 
-  const event = async (method: PluginMethodName, request: MessageInitShape<never>): Promise<CallRecord | undefined> => {
+  private async event(method: PluginMethodName, request: MessageInitShape<never>): Promise<CallRecord | undefined> {
     const name = method.charAt(0).toUpperCase() + method.slice(1);
-    if (!subscribed(name)) return undefined;
-    return call(method, request);
-  };
-
-  try {
-    await connect("registration");
-    await configureAndSync(
-      [
-        { pods: [...existing.pods], containers: [] },
-        { pods: [], containers: [...existing.containers] },
-      ],
-      "configure",
-    );
-    checks.ok("synchronize");
-    await event("runPodSandbox", { pod: pod1 } as never);
-    known.add(target);
-    const createRequest = create(CreateContainerRequestSchema, { pod: pod1, container: ctr1 });
-    const created = await event("createContainer", clone(CreateContainerRequestSchema, createRequest) as never);
-    let validateAdjust: CreateContainerResponse | undefined;
-    if (created?.response !== undefined) {
-      const res = created.response as CreateContainerResponse;
-      checkIds(created, res.update, res.evict.map((e) => e.containerId));
-      const self = res.update.filter((u) => u.containerId === target);
-      if (self.length > 0) checks.fail("creating", `CreateContainer updates "${target}", the container being created`, created.responseJson);
-      else checks.ok("creating");
-      merge(created, () => {
-        const result = new CreateContainerResult(clone(CreateContainerRequestSchema, createRequest));
-        result.apply(id, { ...res, update: res.update.filter((u) => u.containerId !== target) } as CreateContainerResponse);
-        validateAdjust = result.response();
-      });
-    }
-    if (validateAdjust !== undefined && subscribed("ValidateContainerAdjustment")) {
-      await call("validateContainerAdjustment", { pod: pod1, container: ctr1, adjust: validateAdjust.adjust, update: validateAdjust.update, plugins: [{ name: registration!.name, index: registration!.idx }] } as never);
-    }
-    const running = { ...ctr1, state: ContainerState.CONTAINER_RUNNING };
-    await event("postCreateContainer", { pod: pod1, container: ctr1 } as never);
-    await event("startContainer", { pod: pod1, container: ctr1 } as never);
-    await event("postStartContainer", { pod: pod1, container: running } as never);
-
-    // A runtime restart: the connection goes; a launched plugin must go with it.
-    await stillThere();
-    restarting = true;
-    const old = instance!;
-    conn!.close();
-    const went = await Promise.race([old.gone, sleep(goneTimeoutMs)]);
-    if (went === "timeout" && old.restartable) {
-      checks.fail("restart", `the plugin was still running ${goneTimeoutMs} ms after the runtime closed its connection`);
-      old.kill();
-    }
-    await connect("restart");
-    restarting = false;
-    await configureAndSync([{ pods: [...existing.pods, pod1], containers: [...existing.containers, running] }], "restart");
-    checks.ok("restart");
-
-    const updateRequest = create(UpdateContainerRequestSchema, { pod: pod1, container: running, linuxResources: { cpu: { shares: { value: 1024n } } } });
-    const updated = await event("updateContainer", clone(UpdateContainerRequestSchema, updateRequest) as never);
-    if (updated?.response !== undefined) {
-      const res = updated.response as UpdateContainerResponse;
-      checkIds(updated, res.update, res.evict.map((e) => e.containerId));
-      merge(updated, () => new UpdateContainerResult(clone(UpdateContainerRequestSchema, updateRequest)).apply(id, res));
-    }
-    await event("postUpdateContainer", { pod: pod1, container: running } as never);
-    await event("updatePodSandbox", { pod: pod1, overheadLinuxResources: {}, linuxResources: {} } as never);
-    await event("postUpdatePodSandbox", { pod: pod1 } as never);
-    const stopped = { ...ctr1, state: ContainerState.CONTAINER_STOPPED };
-    const stop = await event("stopContainer", { pod: pod1, container: running } as never);
-    if (stop?.response !== undefined) {
-      const res = stop.response as StopContainerResponse;
-      checkIds(stop, res.update, []);
-      merge(stop, () => new StopContainerResult().apply(id, res));
-    }
-    await event("removeContainer", { pod: pod1, container: stopped } as never);
-    await event("stopPodSandbox", { pod: pod1 } as never);
-    await event("removePodSandbox", { pod: pod1 } as never);
-
-    const c = conn!;
-    await stillThere();
-    await call("shutdown", { reason: "nri-wire test-plugin finished its script" } as never, "shutdown");
-    // After Shutdown the plugin may go; watch for stray writes until it does or the window ends.
-    await Promise.race([instance!.gone, c.mux.closed, sleep(o.shutdownWindowMs ?? 500)]);
-    const stray = strayOf.get(c) ?? [];
-    if (stray.length > 0) {
-      const decoder = new SessionDecoder();
-      const records = stray.flatMap((chunk) => decoder.push("p2r", chunk, 0));
-      const bytes = stray.reduce((n, s) => n + s.length, 0);
-      checks.fail("after-shutdown", `the plugin wrote ${bytes} bytes after answering Shutdown`, records.map((r) => ({ conn: r.conn ?? 0, stream: r.stream ?? 0, method: r.method ?? "", payload: r.payload ?? null })) as JsonValue);
-    } else checks.ok("after-shutdown");
-  } catch (e) {
-    if (!(e instanceof Gone)) throw e;
-  } finally {
-    if (ended !== undefined) checks.fail("alive", ended);
-    else if (registration !== undefined) checks.ok("alive");
-    conn?.close();
-    instance?.kill();
+    if (!this.subscribed(name)) return undefined;
+    return this.call(method, request);
   }
-  for (const c of conns) {
-    for (const u of c.unsolicited) {
-      for (const up of u.request.update) {
-        if (!known.has(up.containerId)) checks.fail("unsolicited", `UpdateContainers after ${u.after || "registration"} updates container "${up.containerId}", which does not exist`);
-        else checks.ok("unsolicited");
-      }
-      for (const ev of u.request.evict) {
-        if (!known.has(ev.containerId)) checks.fail("unsolicited", `UpdateContainers after ${u.after || "registration"} evicts container "${ev.containerId}", which does not exist`);
-        else checks.ok("unsolicited");
-      }
-    }
-  }
-  if (conns.every((c) => c.unsolicited.length === 0)) checks.note("unsolicited", "the plugin sent none");
-  checks.note("ids", "the plugin asked for no updates or evictions");
-  const results = checks.results();
-  const failed = results.some((r) => r.status === "fail");
-  const stderr = instances.map((i) => i.stderr?.() ?? "").join("");
-  return {
-    dialect,
-    ...(registration === undefined ? {} : { registration }),
-    ...(failed && stderr !== "" ? { stderr } : {}),
-    checks: results,
-    deprecations,
-    passed: results.every((r) => r.status !== "fail"),
-  };
 }
