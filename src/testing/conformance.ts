@@ -10,7 +10,7 @@ import {
   type UpdateContainerResponse,
   UpdateContainerRequestSchema,
 } from "../../gen/v1beta1/api_pb.js";
-import { TEARDOWN_EVENTS, VALID_EVENTS_MASK, eventBit, eventOfMethod, formatEvent } from "../api/events.js";
+import { ALL_EVENTS, TEARDOWN_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEvent } from "../api/events.js";
 import { checkPluginIndex, checkPluginName } from "../api/identity.js";
 import { CreateContainerResult } from "../runtime/create-result.js";
 import { StopContainerResult, UpdateContainerResult } from "../runtime/update-result.js";
@@ -262,7 +262,7 @@ class DialectRun {
         validateAdjust = result.response();
       });
     }
-    if (validateAdjust !== undefined && this.subscribed("ValidateContainerAdjustment")) {
+    if (validateAdjust !== undefined && this.subscribed("validateContainerAdjustment")) {
       await this.call("validateContainerAdjustment", { pod: this.pod1, container: this.ctr1, adjust: validateAdjust.adjust, update: validateAdjust.update, plugins: [{ name: this.registration!.name, index: this.registration!.idx }] } as never);
     }
     const running = this.running;
@@ -449,8 +449,9 @@ class DialectRun {
     return r;
   }
 
-  private subscribed(method: string): boolean {
-    const e = eventOfMethod(method);
+  /** Whether the plugin subscribed to the event of handler `method` (every other call is always sent). */
+  private subscribed(method: PluginMethodName): boolean {
+    const e = ALL_EVENTS.find((ev) => eventHandlerName(ev) === method);
     return e === undefined || (this.mask & eventBit(e)) !== 0;
   }
 
@@ -506,8 +507,7 @@ class DialectRun {
   }
 
   private async event(method: PluginMethodName, request: MessageInitShape<never>): Promise<CallRecord | undefined> {
-    const name = method.charAt(0).toUpperCase() + method.slice(1);
-    if (!this.subscribed(name)) return undefined;
+    if (!this.subscribed(method)) return undefined;
     return this.call(method, request);
   }
 }
