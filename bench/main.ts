@@ -12,7 +12,7 @@
  * processes free, on one CPU, on separate CPUs). BENCH_SECONDS sets each rps run (default 5),
  * BENCH_ROUNDS the interleaved rounds of the NRI regimes (default 3; the polling study runs 2).
  */
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { cpus, loadavg, totalmem } from "node:os";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -25,6 +25,7 @@ import { recordedRequest } from "./nri/payload.js";
 import { fmt, median, nriTables, pollingTables } from "./nri/report.js";
 import { FULL, type Payload, QUICK, runNri, runPolling } from "./nri/suite.js";
 import { translateBench } from "./translate.js";
+import { runOnAskedNode } from "./node-line.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const argv = process.argv.slice(2);
@@ -42,12 +43,7 @@ for (const [i, a] of argv.entries()) {
 }
 
 // Run on the node binary asked for: the driver re-executes itself there.
-const node = option("node");
-if (node !== undefined && resolve(node) !== process.execPath) {
-  const rest = argv.filter((a, i) => a !== "--node" && argv[i - 1] !== "--node");
-  const r = spawnSync(resolve(node), ["--import", "tsx", import.meta.filename, ...rest], { stdio: "inherit", cwd: ROOT });
-  process.exit(r.status ?? 1);
-}
+runOnAskedNode(argv, import.meta.filename, ROOT);
 
 const quick = argv.includes("--quick");
 const only = option("only");

@@ -12,7 +12,7 @@
  *
  * Root on Linux, with Go.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { runForExit } from "../../test/runtimes/support.js";
@@ -20,6 +20,7 @@ import { buildPrograms } from "../nri/e2e.js";
 import { fmt, quantile } from "../nri/report.js";
 import type { Impl } from "../nri/session.js";
 import { upContainerd } from "./containerd-up.js";
+import { runOnAskedNode } from "../node-line.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const argv = process.argv.slice(2);
@@ -27,12 +28,7 @@ const option = (name: string): string | undefined => {
   const i = argv.indexOf(`--${name}`);
   return i < 0 ? undefined : argv[i + 1];
 };
-const node = option("node");
-if (node !== undefined && resolve(node) !== process.execPath) {
-  const rest = argv.filter((a, i) => a !== "--node" && argv[i - 1] !== "--node");
-  const r = spawnSync(resolve(node), ["--import", "tsx", import.meta.filename, ...rest], { stdio: "inherit", cwd: ROOT });
-  process.exit(r.status ?? 1);
-}
+runOnAskedNode(argv, import.meta.filename, ROOT);
 const quick = argv.includes("--quick");
 const ROUNDS = quick ? 1 : 4;
 const PER_ROUND = quick ? 3 : 50;
