@@ -8,12 +8,11 @@ export { type ListenUnixOptions, listenUnix } from "../internal/listen.js";
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
 
 /**
- * The NRI endpoints' busy-polling window (see internal/busy-poll.ts), in microseconds: off. With
- * events spaced as a node spaces them (tens of milliseconds and more) polling made cycles slower
- * and cost CPU time, on shared and on pinned CPUs alike (docs/bench); 250 pays only for events
- * back to back on otherwise idle cores.
+ * The NRI endpoints' busy-polling window (see internal/busy-poll.ts), in microseconds. A process
+ * polls only in a sustained run of messages back to back, so events spaced as a node spaces them
+ * never poll (polling there made cycles slower: docs/bench), and events back to back do.
  */
-export const DEFAULT_BUSY_POLL_MICROS = 0;
+export const DEFAULT_BUSY_POLL_MICROS = 250;
 
 /**
  * Connects to a unix socket; rejects with an error naming the path, after `what` (default

@@ -31,10 +31,10 @@ export interface PluginOptions {
   /** How long registration, Configure and Synchronize may take in all. Default 5000 ms. */
   registrationTimeoutMs?: number;
   /**
-   * Microseconds the event loop keeps polling after an answer is sent, while the runtime's
-   * next request comes within that time, instead of sleeping until it wakes the plugin (see
-   * "Busy polling" in docs/performance.md); 0 turns it off. Default 0: it pays only for events
-   * back to back on otherwise idle cores, where 250 suits.
+   * Microseconds the event loop keeps polling after an answer is sent, instead of sleeping until
+   * the runtime's next request wakes the plugin; only for events back to back (messages none more
+   * than 1 ms apart for 10 ms) whose requests came within that time (see "Busy polling" in
+   * docs/performance.md). Default 250; 0 turns it off. Events spaced apart never poll.
    */
   busyPollMicros?: number;
   /** Called once when the connection to the runtime ends, with the reason. */

@@ -61,10 +61,10 @@ export interface RuntimeOptions {
   /** How long a plugin may take to answer a request, in ms (default 2000). */
   requestTimeoutMs?: number;
   /**
-   * Microseconds the event loop keeps polling after a request is sent to a plugin, while that
-   * plugin answers within that time, instead of sleeping until the answer wakes it (see the
-   * "Busy polling" in docs/performance.md); 0 turns it off. Default 0: it pays only for events
-   * back to back on otherwise idle cores, where 250 suits.
+   * Microseconds the event loop keeps polling after a request is sent to a plugin, instead of
+   * sleeping until the answer wakes it; only for events back to back (messages none more than
+   * 1 ms apart for 10 ms) to a plugin that answered within that time (see "Busy polling" in
+   * docs/performance.md). Default 250; 0 turns it off. Events spaced apart never poll.
    */
   busyPollMicros?: number;
   /** In-process plugins, started before the launched ones. */

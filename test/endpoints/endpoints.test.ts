@@ -12,7 +12,7 @@ import { decodeRequest, decodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { processPollWindow } from "../../src/internal/busy-poll.js";
 import { socketPath } from "../support/socket.js";
-import { eventually } from "../support/wait.js";
+import { eventually, sleep } from "../support/wait.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -51,18 +51,26 @@ describe("plugin endpoint", () => {
     expect(got).toEqual(["RunPodSandbox"]);
   });
 
-  it("does not busy poll by default, polls with busyPollMicros 250 while events are answered quickly, and refuses a bad value", async () => {
-    const events = async (micros: Partial<{ busyPollMicros: number }>): Promise<number> => {
+  it("busy polls by default only for events back to back, never for events spaced apart or with busyPollMicros 0, and refuses a bad value", async () => {
+    /** Turns the event loop took while polling over events 2 ms apart, then over events back to back for up to `ms`. */
+    const turns = async (micros: Partial<{ busyPollMicros: number }>, ms: number): Promise<{ spaced: number; backToBack: number }> => {
       const rt = await startRuntime(micros);
       await startPlugin(rt, { runPodSandbox: () => undefined }, "10", "p", micros);
       await rt.waitForPlugins(1);
       await eventually(() => !processPollWindow.active, "no window open before the events");
       const before = processPollWindow.turns;
-      for (let i = 0; i < 50; i++) await rt.runPodSandbox({ pod });
-      return processPollWindow.turns - before;
+      for (let i = 0; i < 20; i++) {
+        await rt.runPodSandbox({ pod });
+        await sleep(2);
+      }
+      const spaced = processPollWindow.turns - before;
+      for (const end = performance.now() + ms; processPollWindow.turns === before + spaced && performance.now() < end; ) await rt.runPodSandbox({ pod });
+      return { spaced, backToBack: processPollWindow.turns - before - spaced };
     };
-    expect(await events({})).toBe(0);
-    expect(await events({ busyPollMicros: 250 })).toBeGreaterThan(0);
+    const byDefault = await turns({}, 3000);
+    expect(byDefault.spaced).toBe(0);
+    expect(byDefault.backToBack).toBeGreaterThan(0);
+    expect(await turns({ busyPollMicros: 0 }, 300)).toEqual({ spaced: 0, backToBack: 0 });
     expect(() => new NriPlugin({}, { busyPollMicros: -1 })).toThrow("nri: busyPollMicros -1 is not an integer from 0 to 10000");
     expect(() => new NriRuntime({ name: "r", version: "0", busyPollMicros: 20_000 })).toThrow("nri: busyPollMicros 20000 is not an integer from 0 to 10000");
   });

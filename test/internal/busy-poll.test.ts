@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
-import { BusyPoll, type PollClock, PollWindow, checkBusyPollMicros, processPollWindow } from "../../src/internal/busy-poll.js";
+import { BusyPoll, type PollClock, PollWindow, QUICK_ANSWERS, RUN_PAUSE_MS, SUSTAINED_MS, checkBusyPollMicros, processPollWindow } from "../../src/internal/busy-poll.js";
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
@@ -37,16 +37,24 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 );
 
 describe("busy polling", () => {
-  it("keeps one chain of turns, ends it by the deadline of the last quick write, and polls only for sockets answered within the window", () => {
+  it("keeps one chain of turns, ends it by the deadline of the last polled write, and polls only in a sustained run of messages on sockets answered within the window", () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 400 }), fc.array(op, { maxLength: 80 }), (micros, ops) => {
+      fc.property(fc.integer({ min: 0, max: 400 }), fc.array(op, { maxLength: 120 }), (micros, ops) => {
         const loop = new FakeLoop();
-        const window = new PollWindow(loop);
+        // A run must last 1 ms with no pause over 0.5 ms: short enough for the generated steps to cross.
+        const window = new PollWindow(loop, 1, 0.5);
         const polls = [0, 1, 2].map(() => new BusyPoll(micros, window, loop));
-        // The model: per socket, when its unanswered write went out and whether its last answer
-        // came within the window; the deadline the loop may turn until.
-        const model = [0, 1, 2].map(() => ({ sentAt: undefined as number | undefined, quick: true }));
-        let deadline = -Infinity;
+        // The model: per socket, when its unanswered write went out and how many answers in a row
+        // came within the window; for the process, when the run of messages began and its last
+        // message; the deadline the loop may turn until.
+        const model = [0, 1, 2].map(() => ({ sentAt: undefined as number | undefined, quick: QUICK_ANSWERS }));
+        let runStart = Number.NEGATIVE_INFINITY;
+        let last = Number.NEGATIVE_INFINITY;
+        const message = (): void => {
+          if (loop.ms - last > 0.5) runStart = loop.ms;
+          last = loop.ms;
+        };
+        let deadline = Number.NEGATIVE_INFINITY;
         for (const o of ops) {
           if (o.kind === "advance") loop.ms += o.micros / 1000;
           else if (o.kind === "turn") loop.runTurn();
@@ -54,19 +62,23 @@ describe("busy polling", () => {
             const m = model[o.conn]!;
             polls[o.conn]!.wrote();
             if (micros > 0) {
+              message();
               m.sentAt ??= loop.ms;
-              if (m.quick) deadline = Math.max(deadline, loop.ms + micros / 1000);
+              if (m.quick === QUICK_ANSWERS && loop.ms - runStart >= 1) deadline = Math.max(deadline, loop.ms + micros / 1000);
             }
           } else {
             const m = model[o.conn]!;
             polls[o.conn]!.received();
-            if (m.sentAt !== undefined) m.quick = (loop.ms - m.sentAt) * 1000 <= micros;
-            m.sentAt = undefined;
+            if (micros > 0) {
+              message();
+              if (m.sentAt !== undefined) m.quick = (loop.ms - m.sentAt) * 1000 <= micros ? Math.min(m.quick + 1, QUICK_ANSWERS) : 0;
+              m.sentAt = undefined;
+            }
           }
           // One chain at most, however many sockets extend the window.
           expect(loop.queued.length).toBeLessThanOrEqual(1);
           expect(window.active).toBe(loop.queued.length === 1);
-          polls.forEach((p, i) => expect(p.polling).toBe(micros > 0 && model[i]!.quick));
+          polls.forEach((p, i) => expect(p.polling).toBe(micros > 0 && model[i]!.quick === QUICK_ANSWERS));
         }
         // Turning stops at the first turn at or past the deadline, and not before.
         loop.runTurn();
@@ -80,9 +92,44 @@ describe("busy polling", () => {
     );
   });
 
-  it("a socket answered later than the window stops polling, and polls again once an answer comes within it", () => {
+  /** Writes and quick answers on `p`, `gapMs` apart, for `forMs`. */
+  function exchange(loop: FakeLoop, p: BusyPoll, gapMs: number, forMs: number): void {
+    for (const end = loop.ms + forMs; loop.ms < end; ) {
+      p.wrote();
+      loop.ms += gapMs;
+      loop.runTurn();
+      p.received();
+      loop.ms += gapMs;
+    }
+  }
+
+  it("messages back to back poll only once they have run 10 ms with no pause over 1 ms; events spaced apart never poll", () => {
+    expect([SUSTAINED_MS, RUN_PAUSE_MS]).toEqual([10, 1]);
     const loop = new FakeLoop();
     const window = new PollWindow(loop);
+    const p = new BusyPoll(250, window, loop);
+    // A node's pace: a few messages, then 20 ms of nothing, again and again.
+    for (let i = 0; i < 50; i++) {
+      exchange(loop, p, 0.2, 3);
+      loop.ms += 20;
+    }
+    expect(window.turns).toBe(0);
+    // Back to back: the first 10 ms sleep between messages, then every write polls.
+    exchange(loop, p, 0.1, 9.5);
+    expect(window.turns).toBe(0);
+    exchange(loop, p, 0.1, 1);
+    expect(window.turns).toBeGreaterThan(0);
+    // One pause of over 1 ms starts the count again.
+    loop.ms += 1.5;
+    loop.runTurn();
+    const turns = window.turns;
+    exchange(loop, p, 0.1, 9.5);
+    expect(window.turns).toBe(turns);
+  });
+
+  it("a socket answered later than the window stops polling, and polls again after 4 answers in a row within it", () => {
+    const loop = new FakeLoop();
+    const window = new PollWindow(loop, 0);
     const p = new BusyPoll(250, window, loop);
     p.wrote();
     expect(window.active).toBe(true);
@@ -90,10 +137,13 @@ describe("busy polling", () => {
     loop.runTurn();
     p.received();
     expect([window.active, p.polling]).toEqual([false, false]);
-    p.wrote();
-    expect(window.active).toBe(false);
-    loop.ms += 0.2;
-    p.received();
+    for (let i = 0; i < QUICK_ANSWERS; i++) {
+      expect(p.polling).toBe(false);
+      p.wrote();
+      expect(window.active).toBe(false);
+      loop.ms += 0.2;
+      p.received();
+    }
     expect(p.polling).toBe(true);
     p.wrote();
     expect(window.active).toBe(true);
@@ -180,28 +230,33 @@ describe("busy polling over a socket", () => {
     };
   }
 
-  it.each(["mux", "socket"] as const)("over a %s, the event loop turns while a quick answer is awaited, and stops turning once the window has passed", async (over) => {
+  /** Calls back to back until the process polls or `ms` have passed; whether it polled. */
+  async function callsUntilPolled(p: { call: () => Promise<void> }, ms: number): Promise<boolean> {
+    const before = processPollWindow.turns;
+    for (const end = performance.now() + ms; processPollWindow.turns === before && performance.now() < end; ) await p.call();
+    return processPollWindow.turns > before;
+  }
+
+  it.each(["mux", "socket"] as const)("over a %s, calls back to back turn the event loop once they have run the sustained time, and turning stops once the window has passed", async (over) => {
     const p = await pair(5000, 0, over);
     await eventually(() => !processPollWindow.active, "no window open before the test");
-    const before = processPollWindow.turns;
-    for (let i = 0; i < 20; i++) await p.call();
-    expect(processPollWindow.turns).toBeGreaterThan(before);
+    const start = performance.now();
+    expect(await callsUntilPolled(p, 5000)).toBe(true);
+    expect(performance.now() - start).toBeGreaterThanOrEqual(SUSTAINED_MS);
     await eventually(() => !processPollWindow.active, "the window ends", 1000);
     p.close();
   });
 
-  it("a peer slower than the window gets one polled call, then none; with 0 there are none", async () => {
+  it("a peer slower than the window is not polled for; with 0 nothing polls", async () => {
     const slow = await pair(2000, 20);
     await eventually(() => !processPollWindow.active, "no window open before the test");
-    await slow.call();
-    await eventually(() => !processPollWindow.active, "the first window ends", 1000);
     const before = processPollWindow.turns;
-    for (let i = 0; i < 3; i++) await slow.call();
+    for (let i = 0; i < 4; i++) await slow.call();
     expect(processPollWindow.turns).toBe(before);
     slow.close();
     const off = await pair(0, 0);
-    for (let i = 0; i < 10; i++) await off.call();
-    expect([processPollWindow.turns, processPollWindow.active]).toEqual([before, false]);
+    expect(await callsUntilPolled(off, 100)).toBe(false);
+    expect(processPollWindow.active).toBe(false);
     off.close();
   });
 });
