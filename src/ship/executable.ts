@@ -69,7 +69,9 @@ export async function writeExecutable(spec: ExecutableSpec, bundleFile: string, 
     JSON.stringify({ main: bundleFile, output: out, disableExperimentalSEAWarning: true, useCodeCache: true, useSnapshot: false, execArgv: spec.nodeOptions, execArgvExtension: "none" }),
   );
   try {
-    await run(spec.node, ["--build-sea", config], dir);
+    // The code cache is made under the options the executable runs with: V8 rejects a cache
+    // made under other flags (a `Code cache data rejected` warning and a slower start).
+    await run(spec.node, [...spec.nodeOptions, "--build-sea", config], dir);
   } catch (e) {
     throw new Error(`form sea: node --build-sea: ${(e as Error).message}`, { cause: e });
   }
