@@ -22,8 +22,9 @@ export interface MuxOptions {
   /** Bytes a connection buffers unread before the trunk stops being read. Default 256 KiB. */
   connHighWaterMark?: number;
   /**
-   * Microseconds the event loop keeps polling after a write to the trunk, while the peer's
-   * answers come within that time (see "Busy polling" in docs/performance.md); 0 turns it off. Default 0.
+   * Microseconds the event loop keeps polling after a write to the trunk, in a sustained run of
+   * messages and while the peer's answers come within that time (see "Busy polling" in
+   * docs/performance.md); 0 turns it off. Default 0.
    */
   busyPollMicros?: number;
 }

@@ -19,9 +19,9 @@ export interface ConnectionOptions {
    */
   frameBudget?: FrameBudget;
   /**
-   * Microseconds the event loop keeps polling after frames are written, while the peer's
-   * answers come within that time, instead of sleeping until they wake it (see "Busy polling" in
-   * docs/performance.md); 0 turns it off. Default 0. Over an NRI mux, the mux does it (its own
+   * Microseconds the event loop keeps polling after frames are written, in a sustained run of
+   * messages and while the peer's answers come within that time, instead of sleeping until they
+   * wake it (see "Busy polling" in docs/performance.md); 0 turns it off. Default 0. Over an NRI mux, the mux does it (its own
    * busyPollMicros).
    */
   busyPollMicros?: number;
