@@ -8,7 +8,7 @@
  *
  * - only once the process has been exchanging messages, none more than `RUN_PAUSE_MS` after the
  *   one before, for `SUSTAINED_MS`: messages back to back, where both peers are awake.
- *   A peer woken from a sleep is often put on the CPU of the process that woke it, which the
+ *   A peer woken from a sleep can be put on the CPU of the process that woke it, which the
  *   kernel expects to sleep next; polling there keeps the woken peer waiting, so events spaced
  *   apart (a node's pace: one container's events are milliseconds apart) never poll;
  * - only on a socket whose last few answers came within the window (a peer that is slow, or that
