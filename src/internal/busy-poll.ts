@@ -78,8 +78,8 @@ export class PollWindow {
   }
 
   /** Keeps the event loop turning until `micros` from now (a later deadline already set stays). */
-  extend(micros: number): void {
-    const until = this.clock.now() + micros / 1000;
+  extend(micros: number, now: number = this.clock.now()): void {
+    const until = now + micros / 1000;
     if (until > this.until) this.until = until;
     if (!this.turning) {
       this.turning = true;
@@ -143,7 +143,7 @@ export class BusyPoll {
     const now = this.clock.now();
     this.window.message(now);
     if (this.sentAt === undefined) this.sentAt = now;
-    if (this.quickAnswers === QUICK_ANSWERS && this.window.sustained(now)) this.window.extend(this.micros);
+    if (this.quickAnswers === QUICK_ANSWERS && this.window.sustained(now)) this.window.extend(this.micros, now);
   }
 
   received(): void {
