@@ -1,5 +1,5 @@
 import { create } from "./messages.js";
-import { Plugin } from "../../gen/v1beta1/api_pb.js";
+import { pluginService } from "./services.js";
 import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handlers.js";
 import { toMessage } from "../api/loose.js";
 import { CallDeadline } from "./call-deadline.js";
@@ -26,7 +26,7 @@ export class BuiltinBackend implements PluginBackend {
   constructor(readonly plugin: BuiltinPlugin) {}
 
   async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
-    const desc = Plugin.method[method];
+    const desc = pluginService[method];
     const h = (this.plugin.handlers as Record<string, ((req: unknown, ctx: HandlerContext) => unknown) | undefined>)[method];
     let out: unknown;
     const deadline = new CallDeadline(options.timeoutMs, options.signal);
@@ -35,14 +35,14 @@ export class BuiltinBackend implements PluginBackend {
     } catch (e) {
       if (deadline.signal.aborted && e === deadline.signal.reason) throw e as PluginCallError;
       if (method === "validateContainerAdjustment") {
-        return create(Plugin.method.validateContainerAdjustment.output, { reject: true, reason: errorText(e) }) as PluginResponse<K>;
+        return create(pluginService.validateContainerAdjustment.output, { reject: true, reason: errorText(e) }) as PluginResponse<K>;
       }
       throw new PluginCallError(errorText(e), "status", { cause: e });
     } finally {
       deadline.dispose();
     }
     if (method === "configure") {
-      const res = toMessage(Plugin.method.configure.output, out as never);
+      const res = toMessage(pluginService.configure.output, out as never);
       if (res.events === 0) res.events = eventsOf(this.plugin.handlers);
       return res as PluginResponse<K>;
     }

@@ -1,15 +1,6 @@
 import { create } from "./messages.js";
-import {
-  type ContainerUpdate,
-  ContainerUpdateSchema,
-  Field,
-  LinuxContainerUpdateSchema,
-  LinuxCPUSchema,
-  LinuxMemorySchema,
-  LinuxPidsSchema,
-  LinuxResourcesSchema,
-  type UpdateContainerRequest,
-} from "../../gen/v1beta1/api_pb.js";
+import { type ContainerUpdate, Field, type UpdateContainerRequest } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { AdaptationError } from "./errors.js";
 import { goQuote } from "../internal/go-quote.js";
 import { make } from "./make.js";
@@ -64,8 +55,8 @@ export class ContainerUpdates {
       known.ignoreFailure &&= u.ignoreFailure;
       return known;
     }
-    const resources = make(LinuxResourcesSchema, { memory: create(LinuxMemorySchema), cpu: create(LinuxCPUSchema) });
-    const merged = make(ContainerUpdateSchema, { containerId: id, linux: make(LinuxContainerUpdateSchema, { resources }), ignoreFailure: u.ignoreFailure });
+    const resources = make(v1beta1.LinuxResources, { memory: create(v1beta1.LinuxMemory), cpu: create(v1beta1.LinuxCPU) });
+    const merged = make(v1beta1.ContainerUpdate, { containerId: id, linux: make(v1beta1.LinuxContainerUpdate, { resources }), ignoreFailure: u.ignoreFailure });
     this.#byId.set(id, merged);
     if (!this.isTarget(id)) this.list.push(merged);
     return merged;
@@ -110,7 +101,7 @@ export class ContainerUpdates {
     }
     if (base.pids !== undefined) {
       this.owners.claim(id, Field.PidsLimit, plugin);
-      base.pids = make(LinuxPidsSchema, { limit: base.pids.limit });
+      base.pids = make(v1beta1.LinuxPids, { limit: base.pids.limit });
     }
 
     merged.linux!.resources = copyResources(base);

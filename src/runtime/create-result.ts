@@ -1,38 +1,6 @@
 import { create } from "./messages.js";
-import {
-  type CDIDevice,
-  type Container,
-  ContainerSchema,
-  type ContainerAdjustment,
-  ContainerAdjustmentSchema,
-  type CreateContainerRequest,
-  type CreateContainerResponse,
-  CreateContainerResponseSchema,
-  Field,
-  type Hooks,
-  HooksSchema,
-  type KeyValue,
-  type LinuxContainer,
-  type LinuxContainerAdjustment,
-  LinuxContainerAdjustmentSchema,
-  LinuxContainerSchema,
-  type LinuxCPU,
-  LinuxCPUSchema,
-  type LinuxDevice,
-  type LinuxMemory,
-  LinuxMemorySchema,
-  type LinuxNamespace,
-  type LinuxNetDevice,
-  LinuxNetDeviceSchema,
-  LinuxPidsSchema,
-  type LinuxRdt,
-  LinuxRdtSchema,
-  type LinuxResources,
-  LinuxResourcesSchema,
-  type Mount,
-  type OwningPlugins,
-  type POSIXRlimit,
-} from "../../gen/v1beta1/api_pb.js";
+import { type CDIDevice, type Container, type ContainerAdjustment, type CreateContainerRequest, type CreateContainerResponse, Field, type Hooks, type KeyValue, type LinuxContainer, type LinuxContainerAdjustment, type LinuxCPU, type LinuxDevice, type LinuxMemory, type LinuxNamespace, type LinuxNetDevice, type LinuxRdt, type LinuxResources, type Mount, type OwningPlugins, type POSIXRlimit } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { ContainerUpdates } from "./container-updates.js";
 import { make } from "./make.js";
 import { goMapKeys, sortedKeys } from "./go/map-order.js";
@@ -52,12 +20,12 @@ type FilledAdjustment = ContainerAdjustment & { hooks: Hooks; linux: LinuxContai
  * see them too. Idempotent; creates the container itself if absent.
  */
 export function fillCreateRequest(request: CreateContainerRequest): FilledContainer {
-  const c = (request.container ??= create(ContainerSchema));
-  c.hooks ??= create(HooksSchema);
-  const linux = (c.linux ??= create(LinuxContainerSchema));
-  const res = (linux.resources ??= create(LinuxResourcesSchema));
-  res.memory ??= create(LinuxMemorySchema);
-  res.cpu ??= create(LinuxCPUSchema);
+  const c = (request.container ??= create(v1beta1.Container));
+  c.hooks ??= create(v1beta1.Hooks);
+  const linux = (c.linux ??= create(v1beta1.LinuxContainer));
+  const res = (linux.resources ??= create(v1beta1.LinuxResources));
+  res.memory ??= create(v1beta1.LinuxMemory);
+  res.cpu ??= create(v1beta1.LinuxCPU);
   return c as FilledContainer;
 }
 
@@ -78,8 +46,8 @@ export class CreateContainerResult {
     this.#container = fillCreateRequest(request);
     this.#id = this.#container.id;
     // An unadjusted reply still carries these empty parts, as Go's does.
-    const resources = make(LinuxResourcesSchema, { memory: create(LinuxMemorySchema), cpu: create(LinuxCPUSchema) });
-    this.#reply = make(ContainerAdjustmentSchema, { hooks: create(HooksSchema), linux: make(LinuxContainerAdjustmentSchema, { resources }) }) as FilledAdjustment;
+    const resources = make(v1beta1.LinuxResources, { memory: create(v1beta1.LinuxMemory), cpu: create(v1beta1.LinuxCPU) });
+    this.#reply = make(v1beta1.ContainerAdjustment, { hooks: create(v1beta1.Hooks), linux: make(v1beta1.LinuxContainerAdjustment, { resources }) }) as FilledAdjustment;
     this.#updates = new ContainerUpdates(this.#owners, this.#id, undefined);
   }
 
@@ -95,7 +63,7 @@ export class CreateContainerResult {
 
   /** The merged response: the adjustment and the updates of other containers (live objects). */
   response(): CreateContainerResponse {
-    return make(CreateContainerResponseSchema, { adjust: this.#reply, update: this.#updates.list });
+    return make(v1beta1.CreateContainerResponse, { adjust: this.#reply, update: this.#updates.list });
   }
 
   /** Every ownership record of the event, as validators receive it (live object). */
@@ -131,7 +99,7 @@ export class CreateContainerResult {
       });
       this.#namespaces(l.namespaces, plugin);
       this.#keyed(l.sysctl, Field.Sysctl, this.#container.linux.sysctl, this.#reply.linux.sysctl, () => "", plugin);
-      this.#keyed(l.netDevices, Field.LinuxNetDevices, this.#container.linux.netDevices, this.#reply.linux.netDevices, (): LinuxNetDevice => create(LinuxNetDeviceSchema), plugin);
+      this.#keyed(l.netDevices, Field.LinuxNetDevices, this.#container.linux.netDevices, this.#reply.linux.netDevices, (): LinuxNetDevice => create(v1beta1.LinuxNetDevice), plugin);
       this.#simple(l.scheduler, Field.LinuxSched, plugin, (v) => {
         this.#container.linux.scheduler = v;
         this.#reply.linux.scheduler = v;
@@ -300,7 +268,7 @@ export class CreateContainerResult {
     }
     if (res.pids !== undefined) {
       this.#owners.claim(id, Field.PidsLimit, plugin);
-      const pids = make(LinuxPidsSchema, { limit: res.pids.limit });
+      const pids = make(v1beta1.LinuxPids, { limit: res.pids.limit });
       container.pids = pids;
       reply.pids = pids;
     }
@@ -332,11 +300,11 @@ export class CreateContainerResult {
    */
   #rdt(rdt: LinuxRdt | undefined, plugin: string): void {
     const reply = this.#reply.linux;
-    reply.rdt ??= create(LinuxRdtSchema);
+    reply.rdt ??= create(v1beta1.LinuxRdt);
     if (rdt === undefined) return;
     if (rdt.remove) {
       this.#owners.clearRdt(this.#id, plugin);
-      reply.rdt = make(LinuxRdtSchema, { remove: true });
+      reply.rdt = make(v1beta1.LinuxRdt, { remove: true });
     }
     const out = reply.rdt;
     if (rdt.closId !== undefined) {

@@ -1,12 +1,6 @@
 import { create } from "./messages.js";
-import {
-  Field,
-  type PodSandbox,
-  SecurityProfile_ProfileType,
-  type ValidateContainerAdjustmentRequest,
-  type ValidateContainerAdjustmentResponse,
-  ValidateContainerAdjustmentResponseSchema,
-} from "../../gen/v1beta1/api_pb.js";
+import { Field, type PodSandbox, SecurityProfile_ProfileType, type ValidateContainerAdjustmentRequest, type ValidateContainerAdjustmentResponse } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { goQuote } from "../internal/go-quote.js";
 import { goMapKeys } from "./go/map-order.js";
 import { keyOwner, keyOwners, simpleOwner } from "./owners.js";
@@ -56,7 +50,7 @@ export function defaultValidator(config: DefaultValidatorConfig): ValidatorHandl
   const cfg = { ...config, requiredPlugins: [...(config.requiredPlugins ?? [])] };
   return (req) => {
     const reason = validate(cfg, req);
-    return create(ValidateContainerAdjustmentResponseSchema, reason === undefined ? {} : { reject: true, reason });
+    return create(v1beta1.ValidateContainerAdjustmentResponse, reason === undefined ? {} : { reject: true, reason });
   };
 }
 

@@ -1,4 +1,4 @@
-import type { FailurePolicy } from "../../gen/v1beta1/api_pb.js";
+import type { FailurePolicy } from "../../gen/v1beta1/api_lite.js";
 import type { PluginCallError } from "./call-error.js";
 import { EventError } from "./event-error.js";
 import type { Logger } from "../api/logger.js";

@@ -2,7 +2,7 @@
  * nri-wire/runtime: what a container runtime uses. NriRuntime has the semantics of
  * containerd/nri v0.12.5's pkg/adaptation: plugins of either revision, launched or external or
  * in-process, events in index order with merged answers, failure policies and Go's error texts.
- * Every v1beta1 message, schema and enum is here too, as Go's adaptation package aliases them,
+ * Every v1beta1 message type and enum is here too, as Go's adaptation package aliases them,
  * so a runtime needs this one import.
  */
 

@@ -1,16 +1,9 @@
 import type { Socket } from "node:net";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { clone, create } from "./messages.js";
-import {
-  type ContainerUpdate,
-  type CreateContainerResponse,
-  Plugin,
-  type StopContainerResponse,
-  type UpdateContainerResponse,
-  type UpdatePodSandboxResponse,
-  UpdatePodSandboxResponseSchema,
-  type ValidateContainerAdjustmentRequest,
-} from "../../gen/v1beta1/api_pb.js";
+import type { ContainerUpdate, CreateContainerResponse, StopContainerResponse, UpdateContainerResponse, UpdatePodSandboxResponse, ValidateContainerAdjustmentRequest } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
+import { pluginService } from "./services.js";
 import { TEARDOWN_EVENTS, eventHandlerName } from "../api/events.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
@@ -48,7 +41,7 @@ const TEARDOWN: ReadonlySet<string> = new Set(TEARDOWN_EVENTS.map(eventHandlerNa
 
 /** A request the plugins' answers adjust: a copy of its own, so the caller's stays as it was given. */
 function ownRequest<K extends EventMethod>(method: K, request: EventRequest<K>): PluginRequest<K> {
-  const desc = Plugin.method[method].input;
+  const desc = pluginService[method].input;
   return clone(desc, create(desc, request as never)) as PluginRequest<K>;
 }
 
@@ -145,7 +138,7 @@ export class NriRuntime {
   /** UpdatePodSandbox: relayed in order; the response is always empty. */
   async updatePodSandbox(request: EventRequest<"updatePodSandbox">, o?: EventOptions): Promise<UpdatePodSandboxResponse> {
     await this.relayAll("updatePodSandbox", request, o);
-    return create(UpdatePodSandboxResponseSchema);
+    return create(v1beta1.UpdatePodSandboxResponse);
   }
 
   /** PostUpdatePodSandbox: relayed in order; the first failure fails it. */
@@ -173,7 +166,7 @@ export class NriRuntime {
     return this.event(async () => {
       const result = new CreateContainerResult(req);
       // No answer changes the pod: its bytes are encoded once for all the plugins.
-      shareLeadingField(Plugin.method.createContainer.input, req, "pod");
+      shareLeadingField(pluginService.createContainer.input, req, "pod");
       const validators = this.registry.validators;
       const validate = validators.length === 0 ? undefined : validationRequest(req);
       await this.relayEach("createContainer", req, o.signal, (p, res) => {
@@ -251,7 +244,7 @@ export class NriRuntime {
 
   /** An event without an answer to merge: relayed in order, the first failure fails it. */
   private relayAll<K extends EventMethod>(method: K, request: EventRequest<K>, o: EventOptions = {}): Promise<void> {
-    const desc = Plugin.method[method];
+    const desc = pluginService[method];
     // No answer changes these requests: no copy is needed, and the bytes are shared by all plugins.
     const req = create(desc.input, request as never) as never;
     shareEncoded(desc.input, req);
@@ -277,7 +270,7 @@ export class NriRuntime {
         merge?.(p, res);
       } catch (e) {
         if (!goesOn) throw e;
-        this.options.log.warn(`plugin ${p.id} failed ${Plugin.method[method].name}, teardown goes on: ${(e as Error).message}`);
+        this.options.log.warn(`plugin ${p.id} failed ${pluginService[method].name}, teardown goes on: ${(e as Error).message}`);
       }
     }
   }

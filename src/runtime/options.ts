@@ -1,4 +1,4 @@
-import type { Container, ContainerEviction, ContainerUpdate, PodSandbox } from "../../gen/v1beta1/api_pb.js";
+import type { Container, ContainerEviction, ContainerUpdate, PodSandbox } from "../../gen/v1beta1/api_lite.js";
 import type { MaybePromise } from "../api/handlers.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";

@@ -1,12 +1,6 @@
 import { create } from "./messages.js";
-import {
-  CompoundFieldOwnersSchema,
-  Field,
-  type FieldOwners,
-  FieldOwnersSchema,
-  type OwningPlugins,
-  OwningPluginsSchema,
-} from "../../gen/v1beta1/api_pb.js";
+import { Field, type FieldOwners, type OwningPlugins } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { AdaptationError } from "./errors.js";
 import { goQuote } from "../internal/go-quote.js";
 import { markForRemoval, markedForRemoval } from "../api/removal.js";
@@ -19,7 +13,7 @@ import { markForRemoval, markedForRemoval } from "../api/removal.js";
  */
 export class Owners {
   /** The records, in the shape sent to validators. */
-  readonly message: OwningPlugins = create(OwningPluginsSchema);
+  readonly message: OwningPlugins = create(v1beta1.OwningPlugins);
 
   /** Records `plugin` as the owner of a single-valued field; throws if another plugin owns it. */
   claim(id: string, field: Field, plugin: string): void {
@@ -34,7 +28,7 @@ export class Owners {
     const owners = this.ownersFor(id);
     const compound = owners.compound[field];
     if (compound === undefined) {
-      const compound = create(CompoundFieldOwnersSchema);
+      const compound = create(v1beta1.CompoundFieldOwners);
       setEntry(compound.owners, key, plugin);
       owners.compound[field] = compound;
       return;
@@ -51,7 +45,7 @@ export class Owners {
   /** Marks `key` of a keyed field as removed by `plugin` (`-plugin`). */
   clearKey(id: string, field: Field, key: string, plugin: string): void {
     const owners = this.ownersFor(id);
-    const compound = (owners.compound[field] ??= create(CompoundFieldOwnersSchema));
+    const compound = (owners.compound[field] ??= create(v1beta1.CompoundFieldOwners));
     setEntry(compound.owners, key, markForRemoval(plugin));
   }
 
@@ -70,7 +64,7 @@ export class Owners {
   private ownersFor(id: string): FieldOwners {
     const all = this.message.owners;
     if (Object.hasOwn(all, id)) return all[id]!;
-    const f = create(FieldOwnersSchema);
+    const f = create(v1beta1.FieldOwners);
     setEntry(all, id, f);
     return f;
   }

@@ -1,5 +1,6 @@
 import type { Duplex } from "node:stream";
-import { type ContainerEviction, type ContainerUpdate, Plugin } from "../../gen/v1beta1/api_pb.js";
+import type { ContainerEviction, ContainerUpdate } from "../../gen/v1beta1/api_lite.js";
+import { pluginService } from "./services.js";
 import type { Mux } from "../mux/mux.js";
 import { TranslateError } from "../translate/errors.js";
 import type { CallOptions } from "../ttrpc/client.js";
@@ -79,7 +80,7 @@ export class PluginConnection implements PluginBackend {
   }
 
   async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
-    const desc = Plugin.method[method];
+    const desc = pluginService[method];
     const payload = encodedRequest(desc.input, request);
     const o: CallOptions = options.signal === undefined ? { timeoutMs: options.timeoutMs } : { signal: options.signal, timeoutMs: options.timeoutMs };
     let bytes: Uint8Array;

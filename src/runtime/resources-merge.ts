@@ -1,16 +1,6 @@
 import { create } from "./messages.js";
-import {
-  Field,
-  type LinuxCPU,
-  LinuxCPUSchema,
-  LinuxDeviceCgroupSchema,
-  HugepageLimitSchema,
-  type LinuxMemory,
-  LinuxMemorySchema,
-  LinuxPidsSchema,
-  type LinuxResources,
-  LinuxResourcesSchema,
-} from "../../gen/v1beta1/api_pb.js";
+import { Field, type LinuxCPU, type LinuxMemory, type LinuxResources } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { make } from "./make.js";
 import type { Owners } from "./owners.js";
 
@@ -89,9 +79,9 @@ export function mergeCpu(owners: Owners, cpu: LinuxCPU | undefined, target: Linu
 
 /** Go's `LinuxResources.Copy`: a deep copy keeping which optional parts are present. */
 export function copyResources(r: LinuxResources): LinuxResources {
-  const o = create(LinuxResourcesSchema);
+  const o = create(v1beta1.LinuxResources);
   if (r.memory !== undefined) {
-    const m = create(LinuxMemorySchema);
+    const m = create(v1beta1.LinuxMemory);
     for (const [key] of MEMORY) {
       const v = r.memory[key];
       if (v !== undefined) (m as Record<MemoryKey, Wrapper | undefined>)[key] = rewrap(v);
@@ -99,20 +89,20 @@ export function copyResources(r: LinuxResources): LinuxResources {
     o.memory = m;
   }
   if (r.cpu !== undefined) {
-    const c = make(LinuxCPUSchema, { cpus: r.cpu.cpus, mems: r.cpu.mems });
+    const c = make(v1beta1.LinuxCPU, { cpus: r.cpu.cpus, mems: r.cpu.mems });
     for (const [key] of CPU) {
       const v = r.cpu[key];
       if (v !== undefined) (c as Record<CpuWrapperKey, Wrapper | undefined>)[key] = rewrap(v);
     }
     o.cpu = c;
   }
-  o.hugepageLimits = r.hugepageLimits.map((l) => make(HugepageLimitSchema, { pageSize: l.pageSize, limit: l.limit }));
+  o.hugepageLimits = r.hugepageLimits.map((l) => make(v1beta1.HugepageLimit, { pageSize: l.pageSize, limit: l.limit }));
   o.unified = { ...r.unified };
-  if (r.pids !== undefined) o.pids = make(LinuxPidsSchema, { limit: r.pids.limit });
+  if (r.pids !== undefined) o.pids = make(v1beta1.LinuxPids, { limit: r.pids.limit });
   if (r.blockioClass !== undefined) o.blockioClass = rewrap(r.blockioClass);
   if (r.rdtClass !== undefined) o.rdtClass = rewrap(r.rdtClass);
   o.devices = r.devices.map((d) => {
-    const c = make(LinuxDeviceCgroupSchema, { allow: d.allow, type: d.type, access: d.access });
+    const c = make(v1beta1.LinuxDeviceCgroup, { allow: d.allow, type: d.type, access: d.access });
     if (d.major !== undefined) c.major = rewrap(d.major);
     if (d.minor !== undefined) c.minor = rewrap(d.minor);
     return c;

@@ -1,14 +1,12 @@
 import type { Duplex } from "node:stream";
-import { Runtime as AlphaRuntime } from "../../gen/v1alpha1/api_pb.js";
-import { type ContainerUpdate, Runtime as BetaRuntime, type RegisterPluginRequest, type UpdateContainersRequest } from "../../gen/v1beta1/api_pb.js";
+import type { ContainerUpdate, RegisterPluginRequest, UpdateContainersRequest } from "../../gen/v1beta1/api_lite.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { type CallOptions, Client } from "../ttrpc/client.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
-import { registerService } from "../ttrpc/typed.js";
 import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
-import { create, fromBinary, messages, toBinary } from "./messages.js";
+import { alphaRuntimeService, betaRuntimeService, unary } from "./services.js";
 import { goQuote } from "../internal/go-quote.js";
 import { pluginIndexError, pluginNameError } from "../api/identity.js";
 
@@ -95,22 +93,23 @@ export class RuntimeConnection {
     const server = new Server();
     const serves = options.serves ?? ["v1beta1", "v1alpha1"];
     if (serves.includes("v1beta1")) {
-      registerService(server, BetaRuntime, {
-        registerPlugin: (req) => this.register(req, "v1beta1"),
-        updateContainers: async (req) => ({ failed: await options.updateContainers(req) }),
-      }, { messages });
+      const beta = betaRuntimeService;
+      server.register(`${packages.v1beta1}.Runtime`, {
+        [beta.registerPlugin.name]: unary(beta.registerPlugin, (req) => this.register(req, "v1beta1")),
+        [beta.updateContainers.name]: unary(beta.updateContainers, async (req) => ({ failed: await options.updateContainers(req) })),
+      });
     }
     if (serves.includes("v1alpha1")) {
       // The hook always gets v1beta1 messages: a v1alpha1 plugin's are the same bytes, retyped.
-      const alpha = AlphaRuntime.method.updateContainers;
-      const beta = BetaRuntime.method.updateContainers;
-      registerService(server, AlphaRuntime, {
-        registerPlugin: (req) => this.register(req, "v1alpha1"),
-        updateContainers: async (req) => {
-          const failed = await options.updateContainers(fromBinary(beta.input, toBinary(alpha.input, req)));
-          return fromBinary(alpha.output, toBinary(beta.output, create(beta.output, { failed })));
-        },
-      }, { messages });
+      const alpha = alphaRuntimeService;
+      const beta = betaRuntimeService.updateContainers;
+      server.register(`${packages.v1alpha1}.Runtime`, {
+        [alpha.registerPlugin.name]: unary(alpha.registerPlugin, (req) => this.register(req, "v1alpha1")),
+        [alpha.updateContainers.name]: unary(alpha.updateContainers, async (req) => {
+          const failed = await options.updateContainers(beta.input.decode(alpha.updateContainers.input.encode(req)));
+          return alpha.updateContainers.output.decode(beta.output.encode({ failed }));
+        }),
+      });
     }
     server.serve(this.mux.open(RUNTIME_SERVICE_CONN));
   }

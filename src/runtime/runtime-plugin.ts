@@ -1,14 +1,8 @@
 import type { Revision } from "../api/revision.js";
 import type { ChildProcess } from "node:child_process";
 import { create, toBinary } from "./messages.js";
-import {
-  type Container,
-  type ContainerUpdate,
-  type FailurePolicy,
-  Plugin,
-  type PodSandbox,
-  type ValidateContainerAdjustmentRequest,
-} from "../../gen/v1beta1/api_pb.js";
+import type { Container, ContainerUpdate, FailurePolicy, PodSandbox, ValidateContainerAdjustmentRequest } from "../../gen/v1beta1/api_lite.js";
+import { pluginService } from "./services.js";
 import { VALID_EVENTS_MASK, eventBit, eventOfMethod } from "../api/events.js";
 import { DEFAULT_MAX_DATA_LENGTH } from "../ttrpc/frame.js";
 import { RequestSizes } from "../ttrpc/envelope.js";
@@ -144,7 +138,7 @@ export class RuntimePlugin implements PluginInfo {
 
   private async configure(): Promise<void> {
     const o = this.options;
-    const req = create(Plugin.method.configure.input, {
+    const req = create(pluginService.configure.input, {
       config: this.config,
       runtimeName: o.name,
       runtimeVersion: o.version,
@@ -178,7 +172,7 @@ export class RuntimePlugin implements PluginInfo {
     try {
       for (;;) {
         const more = podsToSend.length > podsPerMsg || ctrsToSend.length > ctrsPerMsg;
-        const req = create(Plugin.method.synchronize.input, { pods: podsToSend.slice(0, podsPerMsg), containers: ctrsToSend.slice(0, ctrsPerMsg), more });
+        const req = create(pluginService.synchronize.input, { pods: podsToSend.slice(0, podsPerMsg), containers: ctrsToSend.slice(0, ctrsPerMsg), more });
         const timeoutMs = Math.max(1, this.options.requestTimeoutMs - (performance.now() - started));
         const oversize = this.oversize(req, timeoutMs);
         let res: PluginResponse<"synchronize"> | undefined;
@@ -218,7 +212,7 @@ export class RuntimePlugin implements PluginInfo {
   private oversize(req: PluginRequest<"synchronize">, timeoutMs: number): PluginCallError | undefined {
     if (!(this.backend instanceof PluginConnection)) return undefined;
     // Both revisions' service names have the same length.
-    const payload = toBinary(Plugin.method.synchronize.input, req);
+    const payload = toBinary(pluginService.synchronize.input, req);
     const total = new RequestSizes().measure({ service: "nri.pkg.api.v1alpha1.Plugin", method: "Synchronize", payload, timeoutNano: Math.round(timeoutMs * 1e6), metadata: [] }).total;
     if (total <= DEFAULT_MAX_DATA_LENGTH) return undefined;
     const text = goStatusText(Code.RESOURCE_EXHAUSTED, `message length ${total} exceed maximum message size of ${DEFAULT_MAX_DATA_LENGTH}`);
@@ -231,7 +225,7 @@ export class RuntimePlugin implements PluginInfo {
    * on without it; rejects with the EventError that fails the event.
    */
   async relay<K extends EventMethod>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K> | undefined> {
-    const name = Plugin.method[method].name;
+    const name = pluginService[method].name;
     if (!this.subscribes(name)) return undefined;
     try {
       return await this.call(method, request, signal);
@@ -259,7 +253,7 @@ export class RuntimePlugin implements PluginInfo {
 
   /** Sends Shutdown (best effort, within the request timeout). */
   async shutdown(reason: string): Promise<void> {
-    await this.call("shutdown", create(Plugin.method.shutdown.input, { reason })).catch(() => undefined);
+    await this.call("shutdown", create(pluginService.shutdown.input, { reason })).catch(() => undefined);
   }
 
   private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K>> {

@@ -1,5 +1,5 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
-import { create, toBinary } from "./messages.js";
+import type { GeneratedMessage } from "../wire/generated.js";
 
 /**
  * Requests encoded once for every plugin of an event. An event whose request no plugin's answer
@@ -18,8 +18,8 @@ interface Head {
 const heads = new WeakMap<object, Head>();
 
 /** Encodes `request` now; later plugins of the event send these bytes. */
-export function shareEncoded<Desc extends DescMessage>(schema: Desc, request: MessageShape<Desc>): void {
-  shared.set(request, toBinary(schema, request));
+export function shareEncoded<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>): void {
+  shared.set(request, type.encode(request));
 }
 
 /**
@@ -27,22 +27,22 @@ export function shareEncoded<Desc extends DescMessage>(schema: Desc, request: Me
  * a message field declared first qualifies: the encoding writes fields in declaration order and
  * unknown fields last, so the field's bytes lead the whole encoding. Otherwise nothing is kept.
  */
-export function shareLeadingField<Desc extends DescMessage>(schema: Desc, request: MessageShape<Desc>, field: string): void {
-  const first = schema.fields[0];
+export function shareLeadingField<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>, field: string): void {
+  const first = type.fields()[0];
   if (first === undefined || first.localName !== field || first.fieldKind !== "message") return;
   const value = (request as Record<string, unknown>)[field];
   if (value === undefined) return;
-  heads.set(request, { field, value, bytes: toBinary(schema, create(schema, { [field]: value } as never)) });
+  heads.set(request, { field, value, bytes: type.encode({ [field]: value } as never) });
 }
 
 /** The bytes of `request`: shared ones when the event encoded it (or its leading field) once. */
-export function encodedRequest<Desc extends DescMessage>(schema: Desc, request: MessageShape<Desc>): Uint8Array {
+export function encodedRequest<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>): Uint8Array {
   const whole = shared.get(request);
   if (whole !== undefined) return whole;
   const head = heads.get(request);
   // The field still holding the value it was encoded from (the same object) is what is sent.
-  if (head === undefined || (request as Record<string, unknown>)[head.field] !== head.value) return toBinary(schema, request);
-  const rest = toBinary(schema, { ...request, [head.field]: undefined });
+  if (head === undefined || (request as Record<string, unknown>)[head.field] !== head.value) return type.encode(request);
+  const rest = type.encode({ ...request, [head.field]: undefined });
   const out = new Uint8Array(head.bytes.length + rest.length);
   out.set(head.bytes, 0);
   out.set(rest, head.bytes.length);

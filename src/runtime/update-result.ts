@@ -1,16 +1,6 @@
 import { create } from "./messages.js";
-import {
-  ContainerUpdateSchema,
-  LinuxCPUSchema,
-  LinuxMemorySchema,
-  LinuxResourcesSchema,
-  type OwningPlugins,
-  type StopContainerResponse,
-  StopContainerResponseSchema,
-  type UpdateContainerRequest,
-  type UpdateContainerResponse,
-  UpdateContainerResponseSchema,
-} from "../../gen/v1beta1/api_pb.js";
+import type { OwningPlugins, StopContainerResponse, UpdateContainerRequest, UpdateContainerResponse } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { ContainerUpdates } from "./container-updates.js";
 import { make } from "./make.js";
 import { Owners } from "./owners.js";
@@ -27,9 +17,9 @@ export class UpdateContainerResult {
 
   constructor(request: UpdateContainerRequest) {
     // Go gives the request resources with memory and CPU before merging.
-    const res = (request.linuxResources ??= create(LinuxResourcesSchema));
-    res.memory ??= create(LinuxMemorySchema);
-    res.cpu ??= create(LinuxCPUSchema);
+    const res = (request.linuxResources ??= create(v1beta1.LinuxResources));
+    res.memory ??= create(v1beta1.LinuxMemory);
+    res.cpu ??= create(v1beta1.LinuxCPU);
     this.#target = request.container?.id ?? "";
     this.#updates = new ContainerUpdates(this.#owners, undefined, request);
   }
@@ -45,8 +35,8 @@ export class UpdateContainerResult {
    * empty message: here an empty `ContainerUpdate` (see `targetUpdate`).
    */
   response(): UpdateContainerResponse {
-    const target = this.#updates.get(this.#target) ?? create(ContainerUpdateSchema);
-    return make(UpdateContainerResponseSchema, { update: [...this.#updates.list, target] });
+    const target = this.#updates.get(this.#target) ?? create(v1beta1.ContainerUpdate);
+    return make(v1beta1.UpdateContainerResponse, { update: [...this.#updates.list, target] });
   }
 
   /** The merged update of the target container, if any plugin updated it. */
@@ -75,7 +65,7 @@ export class StopContainerResult {
 
   /** The merged updates (live objects). */
   response(): StopContainerResponse {
-    return make(StopContainerResponseSchema, { update: this.#updates.list });
+    return make(v1beta1.StopContainerResponse, { update: this.#updates.list });
   }
 
   /** Every ownership record of the event (live object). */

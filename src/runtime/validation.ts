@@ -1,11 +1,5 @@
-import {
-  ContainerSchema,
-  type CreateContainerRequest,
-  PluginInstanceSchema,
-  type ValidateContainerAdjustmentRequest,
-  ValidateContainerAdjustmentRequestSchema,
-  type ValidateContainerAdjustmentResponse,
-} from "../../gen/v1beta1/api_pb.js";
+import type { CreateContainerRequest, ValidateContainerAdjustmentRequest, ValidateContainerAdjustmentResponse } from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { clone } from "./messages.js";
 import { type CreateContainerResult, fillCreateRequest } from "./create-result.js";
 import { AdaptationError } from "./errors.js";
@@ -19,8 +13,8 @@ import { goQuote } from "../internal/go-quote.js";
  * when at least one validator exists at the start of the event.
  */
 export function validationRequest(request: CreateContainerRequest): ValidateContainerAdjustmentRequest {
-  const container = clone(ContainerSchema, fillCreateRequest(request));
-  const req = make(ValidateContainerAdjustmentRequestSchema, { container });
+  const container = clone(v1beta1.Container, fillCreateRequest(request));
+  const req = make(v1beta1.ValidateContainerAdjustmentRequest, { container });
   if (request.pod !== undefined) req.pod = request.pod;
   return req;
 }
@@ -31,7 +25,7 @@ export function validationRequest(request: CreateContainerRequest): ValidateCont
  * CreateContainer and plugins that then fail or time out included.
  */
 export function addValidationPlugin(req: ValidateContainerAdjustmentRequest, idx: string, name: string): void {
-  req.plugins.push(make(PluginInstanceSchema, { name, index: idx }));
+  req.plugins.push(make(v1beta1.PluginInstance, { name, index: idx }));
 }
 
 /** Completes the request with the merged adjustment, the updates and every ownership record. */

@@ -13,30 +13,37 @@ export interface MessageCodec<Desc extends DescMessage = DescMessage> {
 }
 
 /**
+ * A message type as a registry takes it: a protobuf-es schema, or the generated code of a message
+ * (`messages_v1beta1_api.Container`), which names the type without its descriptor.
+ */
+export type MessageType<Desc extends DescMessage = DescMessage> = Desc | GeneratedMessage<Desc>;
+
+/**
  * `create`, `clone`, `toBinary` and `fromBinary` of @bufbuild/protobuf over the generated code of
  * the tables a registry was built from: a schema whose type is in a table is served by its
  * generated code (no descriptor walk, the same messages and bytes), any other by the reflective
  * functions the registry was given, and without them it is an error. Lookups are by type name, so
- * a schema reached another way (a field's descriptor) finds the same code.
+ * a schema reached another way (a field's descriptor) finds the same code; generated code given
+ * in a schema's place is used as it is.
  */
 export interface MessageRegistry {
   /** The generated code of the messages named `typeName`, if a table holds it. */
   readonly generated: (typeName: string) => GeneratedMessage | undefined;
   /** The codec of `schema`'s type, if a table holds it. */
-  readonly codecFor: <Desc extends DescMessage>(schema: Desc) => MessageCodec<Desc> | undefined;
+  readonly codecFor: <Desc extends DescMessage>(schema: MessageType<Desc>) => MessageCodec<Desc> | undefined;
   /** `create()`: a message of `schema` from an init object; a message of the schema is returned as it is. */
-  readonly create: <Desc extends DescMessage>(schema: Desc, init?: MessageInitShape<Desc>) => MessageShape<Desc>;
+  readonly create: <Desc extends DescMessage>(schema: MessageType<Desc>, init?: MessageInitShape<Desc>) => MessageShape<Desc>;
   /** `clone()`: a deep copy sharing nothing mutable. */
-  readonly clone: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => MessageShape<Desc>;
+  readonly clone: <Desc extends DescMessage>(schema: MessageType<Desc>, message: MessageShape<Desc>) => MessageShape<Desc>;
   /** `toBinary()`. */
-  readonly toBinary: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => Uint8Array;
+  readonly toBinary: <Desc extends DescMessage>(schema: MessageType<Desc>, message: MessageShape<Desc>) => Uint8Array;
   /** Encodes an init object of `schema` (a message, or a plain object as `create()` takes). */
-  readonly encodeInit: <Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>) => Uint8Array;
+  readonly encodeInit: <Desc extends DescMessage>(schema: MessageType<Desc>, init: MessageInitShape<Desc>) => Uint8Array;
   /**
    * `fromBinary()`. Malformed bytes are always a DecodeError: the reflective decoder's errors
    * (Error, RangeError, TypeError) are wrapped into one naming the message.
    */
-  readonly fromBinary: <Desc extends DescMessage>(schema: Desc, bytes: Uint8Array) => MessageShape<Desc>;
+  readonly fromBinary: <Desc extends DescMessage>(schema: MessageType<Desc>, bytes: Uint8Array) => MessageShape<Desc>;
 }
 
 /**
@@ -51,37 +58,39 @@ export function messageRegistry(tables: readonly GeneratedMessages[], reflection
     return reflection;
   };
   const generated = (typeName: string): GeneratedMessage | undefined => byName.get(typeName);
+  // Generated code given as the type is used as it is; a schema's type is looked up by name.
+  const codeOf = (type: MessageType): GeneratedMessage | undefined => ("kind" in type ? byName.get(type.typeName) : type);
   return {
     generated,
-    codecFor: <Desc extends DescMessage>(schema: Desc) => byName.get(schema.typeName) as MessageCodec<Desc> | undefined,
-    create: <Desc extends DescMessage>(schema: Desc, init?: MessageInitShape<Desc>) => {
+    codecFor: <Desc extends DescMessage>(schema: MessageType<Desc>) => codeOf(schema) as MessageCodec<Desc> | undefined,
+    create: <Desc extends DescMessage>(schema: MessageType<Desc>, init?: MessageInitShape<Desc>) => {
       if (isMessageOf(init, schema.typeName)) return init as MessageShape<Desc>;
-      const g = byName.get(schema.typeName);
+      const g = codeOf(schema);
       if (g !== undefined) return g.create(init as never) as MessageShape<Desc>;
-      return reflective("create", schema.typeName).create(schema, init);
+      return reflective("create", schema.typeName).create(schema as Desc, init);
     },
-    clone: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => {
-      const g = byName.get(schema.typeName);
+    clone: <Desc extends DescMessage>(schema: MessageType<Desc>, message: MessageShape<Desc>) => {
+      const g = codeOf(schema);
       if (g !== undefined) return g.clone(message as never) as MessageShape<Desc>;
-      return reflective("clone", schema.typeName).clone(schema, message);
+      return reflective("clone", schema.typeName).clone(schema as Desc, message);
     },
-    toBinary: <Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) => {
-      const g = byName.get(schema.typeName);
+    toBinary: <Desc extends DescMessage>(schema: MessageType<Desc>, message: MessageShape<Desc>) => {
+      const g = codeOf(schema);
       if (g !== undefined) return g.encode(message as never);
-      return reflective("encode", schema.typeName).toBinary(schema, message);
+      return reflective("encode", schema.typeName).toBinary(schema as Desc, message);
     },
-    encodeInit: <Desc extends DescMessage>(schema: Desc, init: MessageInitShape<Desc>) => {
-      const g = byName.get(schema.typeName);
+    encodeInit: <Desc extends DescMessage>(schema: MessageType<Desc>, init: MessageInitShape<Desc>) => {
+      const g = codeOf(schema);
       if (g !== undefined) return g.encode(init as never);
       const r = reflective("encode", schema.typeName);
-      return r.toBinary(schema, r.create(schema, init));
+      return r.toBinary(schema as Desc, r.create(schema as Desc, init));
     },
-    fromBinary: <Desc extends DescMessage>(schema: Desc, bytes: Uint8Array) => {
-      const g = byName.get(schema.typeName);
+    fromBinary: <Desc extends DescMessage>(schema: MessageType<Desc>, bytes: Uint8Array) => {
+      const g = codeOf(schema);
       if (g !== undefined) return g.decode(bytes) as MessageShape<Desc>;
       const r = reflective("decode", schema.typeName);
       try {
-        return r.fromBinary(schema, bytes);
+        return r.fromBinary(schema as Desc, bytes);
       } catch (e) {
         const reason = errorText(e);
         throw new DecodeError(`decode ${schema.typeName}: ${reason}`, reason, -1, schema.typeName, undefined, { cause: e });

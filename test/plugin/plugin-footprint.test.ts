@@ -1,56 +1,14 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, relative, resolve } from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { importGraph } from "../support/import-graph.js";
 
 /*
- * What importing nri-wire/plugin loads, read from the JavaScript tsc emits for each module (so
- * type-only imports, which emit nothing, do not count, and `import { type X }` does). A plugin
- * must not pay at import for what it does not use: no @bufbuild/protobuf (its registry, JSON and
- * descriptor decoding), no protoc-gen-es module (each decodes its file's descriptor), nothing of
+ * What importing nri-wire/plugin loads (type-only imports do not count, `import { type X }`
+ * does). A plugin must not pay at import for what it does not use: no @bufbuild/protobuf (its
+ * registry, JSON and descriptor decoding), no protoc-gen-es module (each decodes its file's descriptor), nothing of
  * v1alpha1 (translation is imported when a v1alpha1 runtime first calls), nothing of the runtime
  * side. Messages are made and coded by generated code alone: the plugin's registry has no
  * reflective fallback, so nothing could load the package later either.
  */
-
-const ROOT = resolve(import.meta.dirname, "../..");
-
-const options: ts.CompilerOptions = {
-  module: ts.ModuleKind.ESNext,
-  target: ts.ScriptTarget.ES2022,
-  verbatimModuleSyntax: true,
-};
-
-/** Module specifiers a file's emitted JavaScript imports statically. */
-function importsOf(file: string): string[] {
-  const js = ts.transpileModule(readFileSync(file, "utf8"), { compilerOptions: options, fileName: file }).outputText;
-  const out: string[] = [];
-  for (const m of js.matchAll(/^\s*(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gmu)) out.push((m[1] ?? m[2])!);
-  return out;
-}
-
-/** Every module reached from `entry`: project files relative to the root, packages by name. */
-function importGraph(entry: string): { files: Set<string>; packages: Set<string> } {
-  const files = new Set<string>();
-  const packages = new Set<string>();
-  const visit = (file: string): void => {
-    const rel = relative(ROOT, file);
-    if (files.has(rel)) return;
-    files.add(rel);
-    for (const spec of importsOf(file)) {
-      if (spec.startsWith("node:")) continue;
-      if (!spec.startsWith(".")) {
-        packages.add(spec);
-        continue;
-      }
-      const target = resolve(dirname(file), spec).replace(/\.js$/u, ".ts");
-      if (!existsSync(target)) throw new Error(`test: ${rel} imports ${spec}, not found as ${relative(ROOT, target)}`);
-      visit(target);
-    }
-  };
-  visit(resolve(ROOT, entry));
-  return { files, packages };
-}
 
 describe("importing nri-wire/plugin", () => {
   const { files, packages } = importGraph("src/plugin/index.ts");

@@ -30,6 +30,21 @@ describe("a registry of generated tables", () => {
     expect(generatedOnly.generated("nri.pkg.api.v1beta1.CreateContainerResponse")).toBe(beta.messages_v1beta1_api.CreateContainerResponse);
   });
 
+  it("takes a message's generated code in a schema's place, as it is, with no descriptor", () => {
+    const code = beta.messages_v1beta1_api.CreateContainerResponse;
+    const m = generatedOnly.create(code, init);
+    expect(m).toStrictEqual(reflectiveCreate(beta.CreateContainerResponseSchema, init));
+    expect(generatedOnly.create(code, m)).toBe(m);
+    expect(generatedOnly.clone(code, m)).toStrictEqual(m);
+    expect(generatedOnly.toBinary(code, m)).toStrictEqual(reflectiveToBinary(beta.CreateContainerResponseSchema, m));
+    expect(generatedOnly.fromBinary(code, generatedOnly.encodeInit(code, init))).toStrictEqual(m);
+    expect(generatedOnly.codecFor(code)).toBe(code);
+    // Generated code of a message no table holds is still used: the registry needs only its name then.
+    const empty = messageRegistry([]);
+    expect(empty.toBinary(code, m)).toStrictEqual(generatedOnly.toBinary(code, m));
+    expect(empty.codecFor(code)).toBe(code);
+  });
+
   it("without a reflective fallback, a message no table holds is an error naming it", () => {
     expect(generatedOnly.codecFor(WithStructSchema)).toBeUndefined();
     expect(() => generatedOnly.create(WithStructSchema, { name: "x" })).toThrow(
