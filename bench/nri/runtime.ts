@@ -7,9 +7,10 @@
  * (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
-import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
+// The request is decoded by the generated codec the runtime already holds: a runtime loads no
+// protoc-gen-es module, and neither does its bench twin.
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { NriRuntime } from "../../src/runtime/index.js";
-import { fromBinary } from "../../src/runtime/messages.js";
 import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
 import { parsePhases, runPhases } from "./phases.js";
@@ -35,7 +36,7 @@ if (!serveOnly) {
   const plugins = Number(flag("plugins", "1"));
   await runtime.waitForPlugins(plugins);
   const raw = new Uint8Array(readFileSync(flag("request", "")));
-  const base = fromBinary(CreateContainerRequestSchema, raw);
+  const base = v1beta1.CreateContainerRequest.decode(raw);
   const pod = base.pod;
   const container = base.container;
   // The runtime copies the request before adjusting it (Go's adapts the one it is given, so its
