@@ -37,6 +37,72 @@ export function executablePath(s: Pick<ManifestSpec, "name" | "idx">): string {
 
 const q = (s: string): string => JSON.stringify(s);
 
+/** What differs between the DaemonSet's pod and the chart's: a literal, or a template expression. */
+interface PodTailValues {
+  /** The plugin index argument. */
+  readonly idx: string;
+  /** The container's resources block, indented as a container field. */
+  readonly resources: string;
+  /** The host's socket directory. */
+  readonly socketDir: string;
+  /** The ConfigMap holding the plugin's config. */
+  readonly configMap: string;
+}
+
+/**
+ * The plugin container from its args on (args, readiness, resources, security, mounts) and the
+ * pod's volumes: one text for the DaemonSet and the chart's template, which differ only in `v`.
+ */
+function pluginPodTail(exe: string, v: PodTailValues): string {
+  return `          args:
+            - --socket
+            - ${POD_PATHS.socketDir}/nri.sock
+            - --idx
+            - ${v.idx}
+            - --config
+            - ${POD_PATHS.configDir}/${POD_PATHS.configFile}
+            - --state
+            - ${POD_PATHS.stateDir}
+          readinessProbe:
+            exec:
+              command:
+                - ${exe}
+                - probe
+                - --state
+                - ${POD_PATHS.stateDir}
+            periodSeconds: 5
+            failureThreshold: 1
+${v.resources}
+          securityContext:
+            runAsUser: 0
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop:
+                - ALL
+          volumeMounts:
+            - name: nri-socket
+              mountPath: ${POD_PATHS.socketDir}
+            - name: config
+              mountPath: ${POD_PATHS.configDir}
+              readOnly: true
+            - name: state
+              mountPath: ${POD_PATHS.stateDir}
+      volumes:
+        - name: nri-socket
+          hostPath:
+            path: ${v.socketDir}
+            type: DirectoryOrCreate
+        - name: config
+          configMap:
+            name: ${v.configMap}
+        - name: state
+          emptyDir:
+            medium: Memory
+            sizeLimit: 1Mi
+`;
+}
+
 /** The plain manifests: `kubernetes/daemonset.yaml` (ConfigMap and DaemonSet in kube-system). */
 export function daemonSetYaml(s: ManifestSpec): string {
   const n = objectName(s.name);
@@ -86,58 +152,17 @@ spec:
         - name: plugin
           image: ${s.image}
           imagePullPolicy: IfNotPresent
-          args:
-            - --socket
-            - ${POD_PATHS.socketDir}/nri.sock
-            - --idx
-            - ${q(s.idx)}
-            - --config
-            - ${POD_PATHS.configDir}/${POD_PATHS.configFile}
-            - --state
-            - ${POD_PATHS.stateDir}
-          readinessProbe:
-            exec:
-              command:
-                - ${exe}
-                - probe
-                - --state
-                - ${POD_PATHS.stateDir}
-            periodSeconds: 5
-            failureThreshold: 1
-          resources:
+${pluginPodTail(exe, {
+    idx: q(s.idx),
+    resources: `          resources:
             requests:
               cpu: ${r.requests.cpu}
               memory: ${r.requests.memory}
             limits:
-              memory: ${r.limits.memory}
-          securityContext:
-            runAsUser: 0
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            capabilities:
-              drop:
-                - ALL
-          volumeMounts:
-            - name: nri-socket
-              mountPath: ${POD_PATHS.socketDir}
-            - name: config
-              mountPath: ${POD_PATHS.configDir}
-              readOnly: true
-            - name: state
-              mountPath: ${POD_PATHS.stateDir}
-      volumes:
-        - name: nri-socket
-          hostPath:
-            path: /var/run/nri
-            type: DirectoryOrCreate
-        - name: config
-          configMap:
-            name: ${n}-config
-        - name: state
-          emptyDir:
-            medium: Memory
-            sizeLimit: 1Mi
-`;
+              memory: ${r.limits.memory}`,
+    socketDir: "/var/run/nri",
+    configMap: `${n}-config`,
+  })}`;
 }
 
 /** The Helm chart's files, by path inside `chart/`. */
@@ -269,55 +294,14 @@ spec:
         - name: plugin
           image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
           imagePullPolicy: {{ .Values.image.pullPolicy }}
-          args:
-            - --socket
-            - ${POD_PATHS.socketDir}/nri.sock
-            - --idx
-            - {{ .Values.nri.plugin.index | int | printf "%02d" | quote }}
-            - --config
-            - ${POD_PATHS.configDir}/${POD_PATHS.configFile}
-            - --state
-            - ${POD_PATHS.stateDir}
-          readinessProbe:
-            exec:
-              command:
-                - ${exe}
-                - probe
-                - --state
-                - ${POD_PATHS.stateDir}
-            periodSeconds: 5
-            failureThreshold: 1
-          {{- with .Values.resources }}
+${pluginPodTail(exe, {
+      idx: `{{ .Values.nri.plugin.index | int | printf "%02d" | quote }}`,
+      resources: `          {{- with .Values.resources }}
           resources:
             {{- toYaml . | nindent 12 }}
-          {{- end }}
-          securityContext:
-            runAsUser: 0
-            allowPrivilegeEscalation: false
-            readOnlyRootFilesystem: true
-            capabilities:
-              drop:
-                - ALL
-          volumeMounts:
-            - name: nri-socket
-              mountPath: ${POD_PATHS.socketDir}
-            - name: config
-              mountPath: ${POD_PATHS.configDir}
-              readOnly: true
-            - name: state
-              mountPath: ${POD_PATHS.stateDir}
-      volumes:
-        - name: nri-socket
-          hostPath:
-            path: {{ .Values.nri.socketDir }}
-            type: DirectoryOrCreate
-        - name: config
-          configMap:
-            name: {{ include "nri-plugin.fullname" . }}-config
-        - name: state
-          emptyDir:
-            medium: Memory
-            sizeLimit: 1Mi
-`,
+          {{- end }}`,
+      socketDir: "{{ .Values.nri.socketDir }}",
+      configMap: `{{ include "nri-plugin.fullname" . }}-config`,
+    })}`,
   };
 }
