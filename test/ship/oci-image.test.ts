@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
-import { MEDIA_TYPES, tagOf, writeOciArchive } from "../../src/ship/oci-image.js";
+import { type ImageSpec, MEDIA_TYPES, tagOf, writeOciArchive } from "../../src/ship/oci-image.js";
 
 const dir = mkdtempSync(join(tmpdir(), "nriw-oci-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -32,22 +32,21 @@ describe("OCI image archive", () => {
   writeFileSync(host, "#!/bin/true\n");
   const archive = join(dir, "image.tar");
   const long = `/opt/${"d".repeat(60)}/${"f".repeat(60)}`;
-  const written = writeOciArchive(
-    {
-      files: [
-        { path: "/10-plugin", source: host, mode: 0o755 },
-        { path: "/lib/x86_64-linux-gnu/libc.so.6", source: new TextEncoder().encode("not really libc"), mode: 0o644 },
-        { path: long, source: new Uint8Array(1000), mode: 0o600 },
-      ],
-      entrypoint: ["/10-plugin"],
-      cmd: ["--socket", "/var/run/nri/nri.sock"],
-      env: [],
-      name: "docker.io/nri-wire/plugin:1.2.3",
-      labels: { "org.opencontainers.image.version": "1.2.3" },
-      architecture: "amd64",
-    },
-    archive,
-  );
+  // Made afresh for each archive: the same inputs, not the same objects.
+  const spec = (): ImageSpec => ({
+    files: [
+      { path: "/10-plugin", source: host, mode: 0o755 },
+      { path: "/lib/x86_64-linux-gnu/libc.so.6", source: new TextEncoder().encode("not really libc"), mode: 0o644 },
+      { path: long, source: new Uint8Array(1000), mode: 0o600 },
+    ],
+    entrypoint: ["/10-plugin"],
+    cmd: ["--socket", "/var/run/nri/nri.sock"],
+    env: [],
+    name: "docker.io/nri-wire/plugin:1.2.3",
+    labels: { "org.opencontainers.image.version": "1.2.3" },
+    architecture: "amd64",
+  });
+  const written = writeOciArchive(spec(), archive);
   const root = unpack(archive);
   const blob = (d: Descriptor): Buffer => readFileSync(join(root, "blobs/sha256", d.digest.slice("sha256:".length)));
   const index = JSON.parse(readFileSync(join(root, "index.json"), "utf8")) as { schemaVersion: number; mediaType: string; manifests: Descriptor[] };
@@ -106,22 +105,7 @@ describe("OCI image archive", () => {
 
   it("the same inputs give the same archive, byte for byte", () => {
     const again = join(dir, "again.tar");
-    writeOciArchive(
-      {
-        files: [
-          { path: "/10-plugin", source: host, mode: 0o755 },
-          { path: "/lib/x86_64-linux-gnu/libc.so.6", source: new TextEncoder().encode("not really libc"), mode: 0o644 },
-          { path: long, source: new Uint8Array(1000), mode: 0o600 },
-        ],
-        entrypoint: ["/10-plugin"],
-        cmd: ["--socket", "/var/run/nri/nri.sock"],
-        env: [],
-        name: "docker.io/nri-wire/plugin:1.2.3",
-        labels: { "org.opencontainers.image.version": "1.2.3" },
-        architecture: "amd64",
-      },
-      again,
-    );
+    writeOciArchive(spec(), again);
     expect(sha256(readFileSync(again))).toBe(sha256(readFileSync(archive)));
   });
 
