@@ -30,16 +30,17 @@ const (
 
 // driver runs one scenario on pkg/adaptation.
 type driver struct {
-	sc      *Scenario
-	work    string
-	self    string // this executable, started again as the scripted plugin
-	r       *adaptation.Adaptation
-	pods    []*api.PodSandbox
-	ctrs    []*api.Container
-	syncTag string
-	synced  chan error
+	sc     *Scenario
+	work   string
+	self   string // this executable, started again as the scripted plugin
+	r      *adaptation.Adaptation
+	pods   []*api.PodSandbox
+	ctrs   []*api.Container
+	synced chan error
 
 	mu      sync.Mutex
+	syncTag string                   // whose synchronization the callback reports: set before a plugin starts
+	syncing string                   // the syncTag of the last synchronization the callback began
 	closedC map[string]chan struct{} // plugin name -> closed once the runtime saw its connection go
 
 	plugins []*extPlugin // external plugins in the order they were started
@@ -147,7 +148,7 @@ func (d *driver) run() {
 		fail("cannot create adaptation: %v", err)
 	}
 	d.r = r
-	d.syncTag = "preinstalled"
+	d.setSyncTag("preinstalled")
 	if err := r.Start(); err != nil {
 		emit(map[string]any{"start": map[string]any{"error": strings.ReplaceAll(err.Error(), d.work, "<work>")}})
 		d.finish()
@@ -225,14 +226,32 @@ func (d *driver) recordPath(id string) string { return d.path("records", id+".js
 // syncFn synchronizes a plugin (or, from Start, all pre-installed ones) with the scenario's
 // state and prints the updates the plugins asked for.
 func (d *driver) syncFn(ctx context.Context, cb adaptation.SyncCB) error {
+	d.mu.Lock()
+	tag := d.syncTag
+	d.syncing = tag
+	d.mu.Unlock()
 	updates, err := cb(ctx, d.pods, d.ctrs)
 	if err != nil {
-		emit(map[string]any{"sync": d.syncTag, "error": err.Error()})
+		emit(map[string]any{"sync": tag, "error": err.Error()})
 	} else {
-		emit(map[string]any{"sync": d.syncTag, "update": canonList(updates)})
+		emit(map[string]any{"sync": tag, "update": canonList(updates)})
 	}
 	d.synced <- err
 	return err
+}
+
+// setSyncTag names the plugin the next synchronization is for.
+func (d *driver) setSyncTag(tag string) {
+	d.mu.Lock()
+	d.syncTag = tag
+	d.mu.Unlock()
+}
+
+// syncBegun tells whether the callback has begun synchronizing plugin `id`.
+func (d *driver) syncBegun(id string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.syncing == id
 }
 
 // updateFn prints an unsolicited update and answers as the scenario says.
@@ -267,7 +286,7 @@ func (d *driver) connect(e *External) {
 		fail("%v", err)
 	}
 	p := &extPlugin{id: id, cmd: cmd, stdin: json.NewEncoder(stdin), acks: make(chan struct{}, 16), exited: make(chan struct{})}
-	d.syncTag = id
+	d.setSyncTag(id)
 	if err := cmd.Start(); err != nil {
 		fail("cannot start plugin %s: %v", id, err)
 	}
@@ -299,10 +318,21 @@ func (d *driver) connect(e *External) {
 			fail("plugin %s did not exit after a failed synchronization", id)
 		}
 	case <-p.exited:
-		// A failed synchronization is reported before the runtime closes the plugin: drop it.
-		select {
-		case <-d.synced:
-		default:
+		// The runtime can close a plugin it failed to synchronize before the callback has
+		// reported the failure (seen on a loaded machine): once the callback has begun with this
+		// plugin, wait for its report, so that its line comes first and the next plugin does not
+		// take it for its own.
+		if d.syncBegun(id) {
+			select {
+			case <-d.synced:
+			case <-time.After(stepLimit):
+				fail("plugin %s exited, but its synchronization never ended", id)
+			}
+		} else {
+			select { // nothing is under way: drop what a refused plugin may have left
+			case <-d.synced:
+			default:
+			}
 		}
 		emit(map[string]any{"plugin": id, "exited": true})
 	case <-time.After(stepLimit):
