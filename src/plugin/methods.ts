@@ -2,7 +2,8 @@ import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { toGeneratedMessage } from "../api/loose.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
-import type { GeneratedMessage } from "../wire/generated.js";
+import { decodedOrInvalid } from "../ttrpc/typed.js";
+import { serviceMethods, type UnaryMethod } from "../api/services.js";
 import { messages } from "../api/messages.js";
 import { errorText } from "../internal/error-text.js";
 
@@ -16,21 +17,11 @@ export function translation(): Promise<typeof import("../translate/index.js")> {
 }
 
 /** A v1beta1 Plugin method: its handler name and the generated code of its request and response. */
-export interface PluginMethod {
-  readonly localName: string;
-  readonly input: GeneratedMessage;
-  readonly output: GeneratedMessage;
-}
-
-function generated(typeName: string): GeneratedMessage {
-  const g = messages.generated(typeName);
-  if (g === undefined) throw new Error(`nri: no generated code for ${typeName}`);
-  return g;
-}
+export type PluginMethod = UnaryMethod;
 
 /** The Plugin methods by wire name, from the generated method table (no service descriptor). */
 export const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
-  services_v1beta1_api.Plugin.methods.map((m) => [m.name, { localName: m.localName, input: generated(m.input), output: generated(m.output) }]),
+  Object.values(serviceMethods(messages, services_v1beta1_api.Plugin)).map((m) => [m.name, m]),
 );
 
 /**
@@ -39,14 +30,7 @@ export const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
  * once); a decoding failure throws. A promised answer is awaited.
  */
 export function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Uint8Array | Promise<Uint8Array> {
-  let req: unknown;
-  try {
-    req = method.input.decode(payload);
-  } catch (e) {
-    // The generated decoder's DecodeError names the message and the field already.
-    throw new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
-  }
-  const r = run(req as never);
+  const r = run(decodedOrInvalid(() => method.input.decode(payload)) as never);
   return isThenable(r) ? Promise.resolve(r).then((out) => answer(method, out)) : answer(method, r);
 }
 

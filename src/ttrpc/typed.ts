@@ -5,6 +5,7 @@ import type { CallOptions } from "./client.js";
 import { RpcError } from "./errors.js";
 import type { CallContext, RawMethod, Server } from "./server.js";
 import { Code } from "./status.js";
+import { errorText } from "../internal/error-text.js";
 
 type Shape<K extends DescMethod["methodKind"], I extends DescMessage, O extends DescMessage> = {
   methodKind: K;
@@ -78,12 +79,20 @@ function encodeMessage(messages: MessageRegistry, schema: DescMessage, init: unk
   return messages.encodeInit(schema, init as MessageInitShape<DescMessage>);
 }
 
-function decodeMessage(messages: MessageRegistry, schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
+/**
+ * @internal What `decode` returns; a decoding failure is INVALID_ARGUMENT with its text (a
+ * DecodeError names the message and field), as every served and called method answers it.
+ */
+export function decodedOrInvalid<T>(decode: () => T): T {
   try {
-    return messages.fromBinary(schema, bytes);
+    return decode();
   } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, (e as Error).message, { cause: e });
+    throw new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
   }
+}
+
+function decodeMessage(messages: MessageRegistry, schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
+  return decodedOrInvalid(() => messages.fromBinary(schema, bytes));
 }
 
 async function* encodeAll(messages: MessageRegistry, schema: DescMessage, items: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
