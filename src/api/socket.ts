@@ -8,11 +8,22 @@ export { type ListenUnixOptions, listenUnix } from "../internal/listen.js";
 export const DEFAULT_SOCKET_PATH = "/var/run/nri/nri.sock";
 
 /**
- * The NRI endpoints' busy-polling window (see internal/busy-poll.ts), in microseconds. A process
- * polls only in a sustained run of messages back to back, so events spaced as a node spaces them
- * never poll (polling there made cycles slower: docs/bench), and events back to back do.
+ * The runtime's busy-polling window (see internal/busy-poll.ts), in microseconds: after a
+ * request, a runtime waits for that plugin's answer. An endpoint polls only in a sustained run of
+ * messages back to back, so events spaced as a node spaces them never poll (polling there made
+ * cycles slower: docs/bench), and events back to back do.
  */
-export const DEFAULT_BUSY_POLL_MICROS = 250;
+export const RUNTIME_BUSY_POLL_MICROS = 250;
+
+/**
+ * A plugin's busy-polling window, in microseconds: after an answer, a plugin waits for the
+ * runtime's next request, which follows within the runtime's own turnaround (under 50 µs on the
+ * bench machine) when the runtime serves this plugin alone, and only after the other plugins'
+ * round trips when it serves several (115–170 µs with three). Polling through those would take
+ * the CPU the working plugin needs; 100 µs covers the first and not the second
+ * (docs/performance.md, "Busy polling").
+ */
+export const PLUGIN_BUSY_POLL_MICROS = 100;
 
 /**
  * Connects to a unix socket; rejects with an error naming the path, after `what` (default

@@ -8,7 +8,7 @@ import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { type Loose, toMessage } from "../api/loose.js";
 import { type Dialect, type Revision, packages } from "../api/revision.js";
-import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH, connectUnix, inheritedSocket } from "../api/socket.js";
+import { DEFAULT_SOCKET_PATH, PLUGIN_BUSY_POLL_MICROS, connectUnix, inheritedSocket } from "../api/socket.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
 import { CloseOnce } from "../internal/close-once.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
@@ -35,7 +35,8 @@ export class NriPlugin {
   private served: ReturnType<Server["serve"]> | undefined;
   private readonly handlers: PluginHandlers;
   private readonly options: PluginOptions;
-  private readonly busyPollMicros: number;
+  /** The busy-polling window in use, in microseconds: the `busyPollMicros` option or its default. */
+  readonly busyPollMicros: number;
   private readonly dialect: Dialect;
   private readonly log: Logger;
   private mux: Mux | undefined;
@@ -61,7 +62,7 @@ export class NriPlugin {
     this.handlers = handlers;
     this.options = options;
     this.dialect = options.dialect ?? "v1beta1";
-    this.busyPollMicros = checkBusyPollMicros("nri", options.busyPollMicros, DEFAULT_BUSY_POLL_MICROS);
+    this.busyPollMicros = checkBusyPollMicros("nri", options.busyPollMicros, PLUGIN_BUSY_POLL_MICROS);
     this.log = resolveLogger(options.log);
     this.identity = resolveIdentity({
       name: options.name,

@@ -2,7 +2,7 @@ import type { Container, ContainerEviction, ContainerUpdate, PodSandbox } from "
 import type { MaybePromise } from "../api/handlers.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
-import { DEFAULT_BUSY_POLL_MICROS, DEFAULT_SOCKET_PATH } from "../api/socket.js";
+import { DEFAULT_SOCKET_PATH, RUNTIME_BUSY_POLL_MICROS } from "../api/socket.js";
 import type { BuiltinPlugin } from "./builtin-plugin.js";
 import type { DefaultValidatorConfig } from "./default-validator.js";
 import type { Deprecation } from "./deprecation.js";
@@ -132,7 +132,7 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     pluginConfigPath: o.pluginConfigPath ?? DEFAULT_PLUGIN_CONFIG_PATH,
     registrationTimeoutMs: positiveMs("registrationTimeoutMs", o.registrationTimeoutMs, DEFAULT_REGISTRATION_TIMEOUT_MS),
     requestTimeoutMs: positiveMs("requestTimeoutMs", o.requestTimeoutMs, DEFAULT_REQUEST_TIMEOUT_MS),
-    busyPollMicros: checkBusyPollMicros("nri", o.busyPollMicros, DEFAULT_BUSY_POLL_MICROS),
+    busyPollMicros: checkBusyPollMicros("nri", o.busyPollMicros, RUNTIME_BUSY_POLL_MICROS),
     builtinPlugins: o.builtinPlugins ?? [],
     defaultValidator: o.defaultValidator,
     synchronize: o.synchronize ?? (async (sync) => void (await sync([], []))),

@@ -71,6 +71,8 @@ describe("plugin endpoint", () => {
     expect(byDefault.spaced).toBe(0);
     expect(byDefault.backToBack).toBeGreaterThan(0);
     expect(await turns({ busyPollMicros: 0 }, 300)).toEqual({ spaced: 0, backToBack: 0 });
+    const id = { name: "p", idx: "10" };
+    expect([new NriPlugin({}, id).busyPollMicros, new NriPlugin({}, { ...id, busyPollMicros: 0 }).busyPollMicros]).toEqual([100, 0]);
     expect(() => new NriPlugin({}, { busyPollMicros: -1 })).toThrow("nri: busyPollMicros -1 is not an integer from 0 to 10000");
     expect(() => new NriRuntime({ name: "r", version: "0", busyPollMicros: 20_000 })).toThrow("nri: busyPollMicros 20000 is not an integer from 0 to 10000");
   });

@@ -5,6 +5,7 @@ import { BusyPoll, type PollClock, PollWindow, QUICK_ANSWERS, RUN_PAUSE_MS, SUST
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
+import { PLUGIN_BUSY_POLL_MICROS, RUNTIME_BUSY_POLL_MICROS } from "../../src/api/socket.js";
 import { runs } from "../support/fc.js";
 import { eventually, sleep } from "../support/wait.js";
 import { trunkPair } from "../support/socket.js";
@@ -150,6 +151,29 @@ describe("busy polling", () => {
     expect(window.turns).toBe(0);
     loop.runTurn();
     expect(window.turns).toBe(1);
+  });
+
+  it("with a plugin's default window, requests that follow the runtime's turnaround keep the plugin polling, requests that come after other plugins' turns stop it", () => {
+    expect([PLUGIN_BUSY_POLL_MICROS, RUNTIME_BUSY_POLL_MICROS]).toEqual([100, 250]);
+    /** Whether a plugin still polls after answering requests that each come `gapMs` after its answer. */
+    const pollsAfter = (micros: number, gapMs: number): boolean => {
+      const loop = new FakeLoop();
+      const p = new BusyPoll(micros, new PollWindow(loop, 0), loop);
+      for (let i = 0; i < 2 * QUICK_ANSWERS; i++) {
+        p.wrote();
+        loop.ms += gapMs;
+        loop.runTurn();
+        p.received();
+      }
+      return p.polling;
+    };
+    // One plugin: the next request follows the runtime's own work (about 45 µs).
+    expect(pollsAfter(PLUGIN_BUSY_POLL_MICROS, 0.045)).toBe(true);
+    // One of three: it follows two other plugins' round trips (180-250 µs each).
+    expect(pollsAfter(PLUGIN_BUSY_POLL_MICROS, 0.36)).toBe(false);
+    expect(pollsAfter(PLUGIN_BUSY_POLL_MICROS, 0.15)).toBe(false);
+    // The runtime's window would have kept that plugin polling through the others' turns.
+    expect(pollsAfter(RUNTIME_BUSY_POLL_MICROS, 0.15)).toBe(true);
   });
 
   it("0 turns it off; other values are refused with the owner named", () => {
