@@ -2,7 +2,7 @@ import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { toGeneratedMessage } from "../api/loose.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
-import { decodedOrInvalid } from "../ttrpc/typed.js";
+import { undecodable } from "../ttrpc/typed.js";
 import { serviceMethods, type UnaryMethod } from "../api/services.js";
 import { messages } from "../api/messages.js";
 import { errorText } from "../internal/error-text.js";
@@ -30,7 +30,13 @@ export const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
  * once); a decoding failure throws. A promised answer is awaited.
  */
 export function invoke(method: PluginMethod, payload: Uint8Array, run: (req: never) => unknown): Uint8Array | Promise<Uint8Array> {
-  const r = run(decodedOrInvalid(() => method.input.decode(payload)) as never);
+  let req: unknown;
+  try {
+    req = method.input.decode(payload);
+  } catch (e) {
+    throw undecodable(e);
+  }
+  const r = run(req as never);
   return isThenable(r) ? Promise.resolve(r).then((out) => answer(method, out)) : answer(method, r);
 }
 

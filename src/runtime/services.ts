@@ -4,7 +4,7 @@ import type { Runtime as AlphaRuntime } from "../../gen/v1alpha1/api_pb.js";
 import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import type { Plugin, Runtime as BetaRuntime } from "../../gen/v1beta1/api_pb.js";
 import type { RawMethod } from "../ttrpc/server.js";
-import { decodedOrInvalid } from "../ttrpc/typed.js";
+import { undecodable } from "../ttrpc/typed.js";
 import { messages } from "./messages.js";
 import { type ServiceMethods, type UnaryMethod, serviceMethods } from "../api/services.js";
 
@@ -31,6 +31,14 @@ export function unary<I extends DescMessage, O extends DescMessage>(
 ): RawMethod {
   return {
     kind: "unary",
-    handler: async (payload) => method.output.encode(await handler(decodedOrInvalid(() => method.input.decode(payload)))),
+    handler: async (payload) => {
+      let request: MessageShape<I>;
+      try {
+        request = method.input.decode(payload);
+      } catch (e) {
+        throw undecodable(e);
+      }
+      return method.output.encode(await handler(request));
+    },
   };
 }

@@ -80,19 +80,20 @@ function encodeMessage(messages: MessageRegistry, schema: DescMessage, init: unk
 }
 
 /**
- * @internal What `decode` returns; a decoding failure is INVALID_ARGUMENT with its text (a
- * DecodeError names the message and field), as every served and called method answers it.
+ * @internal The error for a message that does not decode: INVALID_ARGUMENT with the decoder's
+ * text (a DecodeError names the message and field), as every served and called method answers
+ * it. Callers catch and throw this themselves, so a call makes no closure.
  */
-export function decodedOrInvalid<T>(decode: () => T): T {
-  try {
-    return decode();
-  } catch (e) {
-    throw new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
-  }
+export function undecodable(e: unknown): RpcError {
+  return new RpcError(Code.INVALID_ARGUMENT, errorText(e), { cause: e });
 }
 
 function decodeMessage(messages: MessageRegistry, schema: DescMessage, bytes: Uint8Array): MessageShape<DescMessage> {
-  return decodedOrInvalid(() => messages.fromBinary(schema, bytes));
+  try {
+    return messages.fromBinary(schema, bytes);
+  } catch (e) {
+    throw undecodable(e);
+  }
 }
 
 async function* encodeAll(messages: MessageRegistry, schema: DescMessage, items: AsyncIterable<unknown>): AsyncIterable<Uint8Array> {
