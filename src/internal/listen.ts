@@ -1,6 +1,7 @@
 import { Buffer } from "node:buffer";
-import { statSync, unlinkSync } from "node:fs";
-import { chmod, mkdir, mkdtemp, rename, rm, stat } from "node:fs/promises";
+// fs.promises, not node:fs/promises: a bundle then loads that module (and the readline modules
+// it brings) when a server listens, not when a plugin starts.
+import { promises as fsp, statSync, unlinkSync } from "node:fs";
 import { Server as NetServer, type Socket } from "node:net";
 import { basename, dirname, join } from "node:path";
 
@@ -50,11 +51,11 @@ export async function listenUnix(path: string, onConnection: (socket: Socket) =>
     new Error(`ttrpc: cannot listen on ${path}: ${reason}`, cause === undefined ? undefined : { cause });
   const dir = dirname(path);
   if (basename(path) === "") throw fail("no file name");
-  await mkdir(dir, { recursive: true, mode: 0o700 }).catch((e: Error) => {
+  await fsp.mkdir(dir, { recursive: true, mode: 0o700 }).catch((e: Error) => {
     throw fail(e.message, e);
   });
   // `${dir}/.` and not join(dir, "."), which would be `dir` itself: the directory goes inside it.
-  const hidden = await mkdtemp(`${dir === "/" ? "" : dir}/.`).catch((e: Error) => {
+  const hidden = await fsp.mkdtemp(`${dir === "/" ? "" : dir}/.`).catch((e: Error) => {
     throw fail(e.message, e);
   });
   const bound = join(hidden, "s");
@@ -70,15 +71,15 @@ export async function listenUnix(path: string, onConnection: (socket: Socket) =>
         resolve();
       });
     });
-    await chmod(bound, mode);
-    await rename(bound, path);
-    await rm(hidden, { recursive: true, force: true });
-    const { dev, ino } = await stat(path);
+    await fsp.chmod(bound, mode);
+    await fsp.rename(bound, path);
+    await fsp.rm(hidden, { recursive: true, force: true });
+    const { dev, ino } = await fsp.stat(path);
     server.owned = { path, dev, ino };
     return server;
   } catch (e) {
     server.close();
-    await rm(hidden, { recursive: true, force: true }).catch(() => undefined);
+    await fsp.rm(hidden, { recursive: true, force: true }).catch(() => undefined);
     throw e instanceof Error && e.message.startsWith("ttrpc: cannot listen") ? e : fail((e as Error).message, e);
   }
 }
