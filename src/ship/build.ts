@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, s
 import { dirname, join, resolve } from "node:path";
 import { checkPluginName } from "../api/identity.js";
 import { bundle } from "./bundle.js";
-import { type ExecutableForm, writeExecutable } from "./executable.js";
+import { type ExecutableForm, type SeaStartup, writeExecutable } from "./executable.js";
 import { chartFiles, daemonSetYaml, executablePath } from "./manifests.js";
 import { type ImageFile, writeOciArchive } from "./oci-image.js";
 import { sharedLibraries } from "./shared-libs.js";
@@ -26,6 +26,8 @@ export interface BuildOptions {
   readonly node?: string;
   /** Node/V8 options the executable always starts with. */
   readonly nodeOptions?: readonly string[];
+  /** What the `sea` form starts from; default `code-cache`. */
+  readonly seaStartup?: SeaStartup;
   /** The image tag; default the version in the entry's package.json. */
   readonly tag?: string;
 }
@@ -128,7 +130,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     }
     const exe = join(tmp, id);
     try {
-      await writeExecutable({ form, node, nodeOptions: o.nodeOptions ?? [] }, bundleFile, code, exe, tmp);
+      await writeExecutable({ form, node, nodeOptions: o.nodeOptions ?? [], ...(o.seaStartup === undefined ? {} : { seaStartup: o.seaStartup }) }, bundleFile, code, exe, tmp);
     } catch (e) {
       throw new Error(`build: executable: ${(e as Error).message}`, { cause: e });
     }

@@ -14,14 +14,22 @@ function here(): { dir: string; ext: string } {
   return { dir: dirname(file), ext: extname(file) };
 }
 
-/** The source of the bundle's main module: the entry and the launcher. */
+/**
+ * The source of the bundle's main module: the launcher, and the entry imported when the
+ * launcher runs. Building a single executable application's startup snapshot runs this module:
+ * nri-wire's modules and the built-in modules they need are then loaded once, at build time, and
+ * the executable starts from them. The entry is imported by the function the snapshot starts
+ * (a dynamic import, which the bundle defers), so its top-level code runs in each process, with
+ * that process's environment, as it does in the `script` form.
+ */
 function mainSource(entry: string, baked: BakedIdentity): string {
   const { dir, ext } = here();
   const q = JSON.stringify;
   return [
-    `import * as entry from ${q(entry)};`,
+    `import { startupSnapshot } from "node:v8";`,
     `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
-    `launch(entry, ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
+    `const main = () => import(${q(entry)}).then((entry) => launch(entry, ${q(baked)})).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
+    `if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main); else main();`,
   ].join("\n");
 }
 

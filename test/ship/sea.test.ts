@@ -10,18 +10,45 @@ import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
 const dir = mkdtempSync(join(tmpdir(), "nriw-sea-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function runExe(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function runExe(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
-    execFile(file, args, { env: {}, timeout: 20_000 }, (err, stdout, stderr) => res({ code: err === null ? 0 : Number(err.code ?? -1), stdout, stderr }));
+    execFile(file, args, { env, timeout: 20_000 }, (err, stdout, stderr) => res({ code: err === null ? 0 : Number(err.code ?? -1), stdout, stderr }));
   });
 }
 
+interface Probe {
+  env: string | null;
+  execArgv: string[];
+  now: number;
+}
+
+function probes(stderr: string): Probe[] {
+  return stderr
+    .split("\n")
+    .filter((l) => l.startsWith("probe: "))
+    .map((l) => JSON.parse(l.slice("probe: ".length)) as Probe);
+}
+
 // The Node running the tests builds the executable; lines before 25.5 cannot (build-errors.test.ts checks the refusal).
-describe.skipIf(!canBuildSea(process.version))("a single executable application built with node options", () => {
-  it("starts with them and with its code cache accepted (the cache is made under the same V8 flags)", async () => {
-    const out = join(dir, "out");
-    await buildPlugin({ entry: resolve(import.meta.dirname, "fixtures/adjuster.ts"), name: "adjuster", idx: "10", out, tag: "1.0.0", nodeOptions: LOW_FOOTPRINT_OPTIONS });
-    const r = await runExe(join(out, "10-adjuster"), ["check"]);
-    expect(r).toEqual({ code: 0, stdout: expect.stringContaining('"id":"10-adjuster"'), stderr: "" });
+describe.skipIf(!canBuildSea(process.version))("a single executable application", () => {
+  it.each(["snapshot", "code-cache"] as const)("from a %s runs the entry's top-level code in each started process, under the node options baked in", async (seaStartup) => {
+    const out = join(dir, `out-${seaStartup}`);
+    await buildPlugin({ entry: resolve(import.meta.dirname, "fixtures/probe.ts"), name: "probe", idx: "10", out, tag: "1.0.0", nodeOptions: LOW_FOOTPRINT_OPTIONS, seaStartup });
+    const exe = join(out, "10-probe");
+    for (const value of ["first", "second"]) {
+      const r = await runExe(exe, ["check"], { NRIW_PROBE: value });
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain('"id":"10-probe"');
+      // One line: the entry ran once, here, with this process's environment; nothing else was
+      // written (V8 accepted what the build made under the same flags).
+      const lines = r.stderr.split("\n").filter((l) => l !== "");
+      expect(lines).toHaveLength(1);
+      const [p] = probes(r.stderr);
+      expect(p!.env).toBe(value);
+      expect(p!.execArgv).toEqual([...LOW_FOOTPRINT_OPTIONS]);
+      // This process's clock: milliseconds since it started, not since the build's did.
+      expect(p!.now).toBeGreaterThan(0);
+      expect(p!.now).toBeLessThan(10_000);
+    }
   }, 120_000);
 });
