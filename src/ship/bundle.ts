@@ -28,7 +28,10 @@ function mainSource(entry: string, baked: BakedIdentity): string {
   return [
     `import { startupSnapshot } from "node:v8";`,
     `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
-    `const main = () => import(${q(entry)}).then((entry) => launch(entry, ${q(baked)})).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
+    // A failure ends with one `NN-NAME: ...` line, like the launcher's own messages, after the
+    // stack that tells where; the build reports that line when its check fails.
+    `const fail = (what) => (e) => { process.stderr.write(String(e && e.stack || e) + "\\n" + ${q(`${baked.idx}-${baked.name}: `)} + what + ": " + (e instanceof Error ? e.message : String(e)) + "\\n"); process.exit(1); };`,
+    `const main = () => import(${q(entry)}).then((entry) => launch(entry, ${q(baked)}).then((code) => process.exit(code), fail("failed")), fail("cannot load the entry"));`,
     `if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main); else main();`,
   ].join("\n");
 }

@@ -50,6 +50,11 @@ describe("nri-wire build: bad input", () => {
     expect(t.left).toEqual([]);
   }, 60_000);
 
+  it("an entry whose top-level code throws is refused with the error, and nothing is left behind", async () => {
+    const entry = join(FIXTURES, "throws.ts");
+    expect(await failure({ entry })).toEqual({ message: `build: entry "${entry}": cannot load the entry: configuration missing`, left: [] });
+  }, 60_000);
+
   it("an entry that does not bundle is refused with esbuild's reason", async () => {
     const entry = join(FIXTURES, "unresolved.ts");
     expect(await failure({ entry })).toEqual({ message: `build: entry "${entry}": bundle: Could not resolve "./no-such-module.js" (${entry}:3:21)`, left: [] });

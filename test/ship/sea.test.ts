@@ -50,5 +50,9 @@ describe.skipIf(!canBuildSea(process.version))("a single executable application"
       expect(p!.now).toBeGreaterThan(0);
       expect(p!.now).toBeLessThan(10_000);
     }
+    // Top-level code that throws in the started process: its stack, then one line naming it.
+    const r = await runExe(exe, ["check"], { NRIW_PROBE: "throw" });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split("\n").at(-1)).toBe("10-probe: cannot load the entry: asked to throw");
   }, 120_000);
 });
