@@ -15,12 +15,12 @@ function here(): { dir: string; ext: string } {
 }
 
 /**
- * The source of the bundle's main module: the launcher, and the entry imported when the
- * launcher runs. Building a single executable application's startup snapshot runs this module:
- * nri-wire's modules and the built-in modules they need are then loaded once, at build time, and
- * the executable starts from them. The entry is imported by the function the snapshot starts
- * (a dynamic import, which the bundle defers), so its top-level code runs in each process, with
- * that process's environment, as it does in the `script` form.
+ * The source of the bundle's main module: the launcher, and a main function that imports the
+ * entry and runs the launcher on it. Building a single executable application's startup
+ * snapshot runs this module: nri-wire's modules and the built-in modules they need are then
+ * loaded once, at build time, and the executable starts from them. The entry is imported by the
+ * main function the snapshot starts (a dynamic import, which the bundle defers), so its
+ * top-level code runs in each process, with that process's environment, as in every other form.
  */
 function mainSource(entry: string, baked: BakedIdentity): string {
   const { dir, ext } = here();
