@@ -1,6 +1,7 @@
 /**
- * `npm run bench:ship`: the forms of a plugin executable `nri-wire build` makes, measured with
- * the Go plugin in the same run: size, cold start (process launch until the Go runtime has it
+ * `npm run bench:ship`: the forms of a plugin executable `nri-wire build` makes, and a startup
+ * snapshot single executable it does not (to keep that choice measured), with the Go plugin in
+ * the same run: size, cold start (process launch until the Go runtime has it
  * synchronized; median, min–max of BENCH_LAUNCHES launches, default 15), events/s and peak RSS
  * (VmHWM) over BENCH_SECONDS (default 5) of CreateContainer + StartContainer + PostStartContainer
  * cycles, median of BENCH_ROUNDS (default 3) rounds; launches (in blocks of three) and rounds

@@ -30,7 +30,9 @@ function mainSource(entry: string, baked: BakedIdentity): string {
     `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
     // A failure ends with one `NN-NAME: ...` line, like the launcher's own messages, after the
     // stack that tells where; the build reports that line when its check fails.
-    `const fail = (what) => (e) => { process.stderr.write(String(e && e.stack || e) + "\\n" + ${q(`${baked.idx}-${baked.name}: `)} + what + ": " + (e instanceof Error ? e.message : String(e)) + "\\n"); process.exit(1); };`,
+    // The identity is the launcher's: the runtime's NRI_PLUGIN_IDX and NRI_PLUGIN_NAME, if set.
+    `const id = () => (process.env.NRI_PLUGIN_IDX ?? ${q(baked.idx)}) + "-" + (process.env.NRI_PLUGIN_NAME ?? ${q(baked.name)});`,
+    `const fail = (what) => (e) => { process.stderr.write(String(e && e.stack || e) + "\\n" + id() + ": " + what + ": " + (e instanceof Error ? e.message : String(e)) + "\\n"); process.exit(1); };`,
     `const main = () => import(${q(entry)}).then((entry) => launch(entry, ${q(baked)}).then((code) => process.exit(code), fail("failed")), fail("cannot load the entry"));`,
     `if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main); else main();`,
   ].join("\n");
