@@ -15,12 +15,13 @@ function here(): { dir: string; ext: string } {
 }
 
 /**
- * The source of the bundle's main module: the launcher, and a main function that imports the
- * entry and runs the launcher on it. Building a single executable application's startup
- * snapshot runs this module: nri-wire's modules and the built-in modules they need are then
- * loaded once, at build time, and the executable starts from them. The entry is imported by the
- * main function the snapshot starts (a dynamic import, which the bundle defers), so its
- * top-level code runs in each process, with that process's environment, as in every other form.
+ * The source of the bundle's main module: the launcher, and a main function that runs it with
+ * the entry's import (the launcher reports an entry that fails to load). Building a single
+ * executable application's startup snapshot runs this module: nri-wire's modules and the
+ * built-in modules they need are then loaded once, at build time, and the executable starts from
+ * them. The entry is imported when the main function runs (a dynamic import, which the bundle
+ * defers), so its top-level code runs in each process, with that process's environment, as in
+ * every other form.
  */
 function mainSource(entry: string, baked: BakedIdentity): string {
   const { dir, ext } = here();
@@ -28,12 +29,7 @@ function mainSource(entry: string, baked: BakedIdentity): string {
   return [
     `import { startupSnapshot } from "node:v8";`,
     `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
-    // A failure ends with one `NN-NAME: ...` line, like the launcher's own messages, after the
-    // stack that tells where; the build reports that line when its check fails.
-    // The identity is the launcher's: the runtime's NRI_PLUGIN_IDX and NRI_PLUGIN_NAME, if set.
-    `const id = () => (process.env.NRI_PLUGIN_IDX ?? ${q(baked.idx)}) + "-" + (process.env.NRI_PLUGIN_NAME ?? ${q(baked.name)});`,
-    `const fail = (what) => (e) => { process.stderr.write(String(e && e.stack || e) + "\\n" + id() + ": " + what + ": " + (e instanceof Error ? e.message : String(e)) + "\\n"); process.exit(1); };`,
-    `const main = () => import(${q(entry)}).then((entry) => launch(entry, ${q(baked)}).then((code) => process.exit(code), fail("failed")), fail("cannot load the entry"));`,
+    `const main = () => launch(() => import(${q(entry)}), ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
     `if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main); else main();`,
   ].join("\n");
 }

@@ -17,6 +17,7 @@ import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handl
 import { resolveIdentity } from "../api/identity.js";
 import { DEFAULT_SOCKET_PATH } from "../api/socket.js";
 import { NriPlugin } from "../plugin/plugin.js";
+import { errorText } from "../internal/error-text.js";
 import { pluginHandlersOf } from "./plugin-entry.js";
 import { markRegistered, markUnregistered, probe, stateFile } from "./readiness.js";
 import { socketProblem } from "./socket-check.js";
@@ -30,13 +31,25 @@ export interface BakedIdentity {
 /** Delays between reconnection attempts: doubling from the first to the last. */
 const RETRY_MS = { first: 100, last: 2000 } as const;
 
-/** Runs the executable's mode from argv; resolves with the exit code. */
-export async function launch(entry: Readonly<Record<string, unknown>>, baked: BakedIdentity, argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/**
+ * Loads the entry, then runs the executable's mode from argv; resolves with the exit code. An
+ * entry that fails to load (its top-level code threw) is reported with its stack and then one
+ * `NN-NAME: cannot load the entry: MESSAGE` line.
+ */
+export async function launch(loadEntry: () => Promise<Readonly<Record<string, unknown>>>, baked: BakedIdentity, argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // The identity messages carry: the one given, once the command line is read.
   let id = `${env.NRI_PLUGIN_IDX ?? baked.idx}-${env.NRI_PLUGIN_NAME ?? baked.name}`;
   const say = (line: string): void => {
     process.stderr.write(`${id}: ${line}\n`);
   };
+  let entry: Readonly<Record<string, unknown>>;
+  try {
+    entry = await loadEntry();
+  } catch (e) {
+    if (e instanceof Error && e.stack !== undefined) process.stderr.write(`${e.stack}\n`);
+    say(`cannot load the entry: ${errorText(e)}`);
+    return 1;
+  }
   const [mode, ...rest] = argv;
   try {
     if (mode === "check") {

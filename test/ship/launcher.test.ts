@@ -14,7 +14,7 @@ async function run(entry: Record<string, unknown>, argv: string[], env: NodeJS.P
   let err = "";
   vi.spyOn(process.stdout, "write").mockImplementation((s) => ((out += String(s)), true));
   vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
-  const code = await launch(entry, { name: "adjuster", idx: "10" }, argv, env);
+  const code = await launch(() => Promise.resolve(entry), { name: "adjuster", idx: "10" }, argv, env);
   vi.restoreAllMocks();
   return { code, out, err };
 }
@@ -22,6 +22,16 @@ async function run(entry: Record<string, unknown>, argv: string[], env: NodeJS.P
 const entry = { default: { createContainer: () => undefined } };
 
 describe("the built executable's modes", () => {
+  it("an entry that fails to load is reported with its stack, then one line naming it and the identity the runtime gives", async () => {
+    const boom = new Error("configuration missing");
+    let err = "";
+    vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
+    const code = await launch(() => Promise.reject(boom), { name: "adjuster", idx: "10" }, ["check"], { NRI_PLUGIN_IDX: "20", NRI_PLUGIN_NAME: "renamed" });
+    vi.restoreAllMocks();
+    expect(code).toBe(1);
+    expect(err).toBe(`${boom.stack}\n20-renamed: cannot load the entry: configuration missing\n`);
+  });
+
   it("check prints the plugin's events and handlers", async () => {
     expect(await run(entry, ["check"])).toEqual({ code: 0, out: '{"id":"10-adjuster","events":"CreateContainer","handlers":["createContainer"]}\n', err: "" });
     expect(await run({}, ["check"])).toEqual({
