@@ -28,7 +28,7 @@ const NATIVE_WRITE = 24;
 /** Strings at least this long are measured natively. */
 const NATIVE_LENGTH = 12;
 /** Strings longer than this are read natively. */
-const NATIVE_READ = 8;
+const NATIVE_READ = 12;
 
 /** Byte length of `s` in UTF-8; a lone surrogate counts 3 bytes, as U+FFFD replaces it. */
 export function utf8Length(s: string): number {
@@ -89,6 +89,10 @@ export function readUtf8(buf: Uint8Array, start: number, end: number): string | 
   }
 }
 
+/**
+ * An ASCII string of at most NATIVE_READ bytes, made from its character codes as arguments:
+ * no array to spread and no call into the native slice.
+ */
 function shortAscii(buf: Uint8Array, p: number, len: number): string {
   switch (len) {
     case 0:
@@ -101,10 +105,21 @@ function shortAscii(buf: Uint8Array, p: number, len: number): string {
       return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!);
     case 4:
       return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!);
-    default: {
-      const codes = new Array<number>(len);
-      for (let i = 0; i < len; i++) codes[i] = buf[p + i]!;
-      return String.fromCharCode.apply(null, codes);
-    }
+    case 5:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!);
+    case 6:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!);
+    case 7:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!, buf[p + 6]!);
+    case 8:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!, buf[p + 6]!, buf[p + 7]!);
+    case 9:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!, buf[p + 6]!, buf[p + 7]!, buf[p + 8]!);
+    case 10:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!, buf[p + 6]!, buf[p + 7]!, buf[p + 8]!, buf[p + 9]!);
+    case 11:
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!, buf[p + 6]!, buf[p + 7]!, buf[p + 8]!, buf[p + 9]!, buf[p + 10]!);
+    default: // 12, NATIVE_READ
+      return String.fromCharCode(buf[p]!, buf[p + 1]!, buf[p + 2]!, buf[p + 3]!, buf[p + 4]!, buf[p + 5]!, buf[p + 6]!, buf[p + 7]!, buf[p + 8]!, buf[p + 9]!, buf[p + 10]!, buf[p + 11]!);
   }
 }

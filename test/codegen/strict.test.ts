@@ -121,6 +121,24 @@ describe("invalid UTF-8 in strings (protobuf-es: a TypeError from TextDecoder)",
     expect(text(schema, bytes)).toBe(want);
   });
 
+  it("every length around the short-string path decodes as TextDecoder does", () => {
+    const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    const field = (bytes: number[]): Uint8Array => new Uint8Array([0x0a, bytes.length, ...bytes]);
+    for (let len = 0; len <= 20; len++) {
+      // Every ASCII code, NUL and DEL included, lands in every position of some length.
+      const ascii = Array.from({ length: len }, (_, i) => (len * 7 + i * 13) % 128);
+      expect(MESSAGES.fromBinary(alpha.RegisterPluginRequestSchema, field(ascii)).pluginName).toBe(String.fromCharCode(...ascii));
+      for (let at = 0; at + 2 <= len; at++) {
+        const accented = ascii.slice();
+        accented.splice(at, 2, 0xc3, 0xa9);
+        expect(MESSAGES.fromBinary(alpha.RegisterPluginRequestSchema, field(accented)).pluginName).toBe(decoder.decode(new Uint8Array(accented)));
+        const broken = ascii.slice();
+        broken[at] = 0xff;
+        expect(text(alpha.RegisterPluginRequestSchema, Buffer.from(field(broken)).toString("hex"))).toBe("decode nri.pkg.api.v1alpha1.RegisterPluginRequest: field plugin_name (1): invalid UTF-8");
+      }
+    }
+  });
+
   it("valid text decodes, an encoded U+FFFD and astral characters included", () => {
     expect(MESSAGES.fromBinary(alpha.RegisterPluginRequestSchema, h("0a 07 efbfbd f09f9880")).pluginName).toBe("\uFFFD😀");
     expect(MESSAGES.fromBinary(alpha.RegisterPluginRequestSchema, h(`0a 42 ${"61".repeat(64)}c3a9`)).pluginName).toBe(`${"a".repeat(64)}é`);
