@@ -38,6 +38,8 @@ export class PluginRegistry {
    * dropped plugins for the caller to stop.
    */
   removeClosed(): RuntimePlugin[] {
+    // Every event ends here: with no plugin closed, nothing is rebuilt.
+    if (!this.list.some((p) => p.closed)) return [];
     const closed = this.list.filter((p) => p.closed);
     this.list = this.list.filter((p) => !p.closed);
     this.validatorList = this.list.filter((p) => p.isValidator);
