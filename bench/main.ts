@@ -171,7 +171,8 @@ async function nriSections(): Promise<unknown> {
     `A runtime and 1 or 3 plugins, each its own process, running cycles of CreateContainer + StartContainer + PostStartContainer (three events; each plugin adds one annotation and one ` +
       `environment variable on CreateContainer). TS: \`nri-wire/runtime\` and \`nri-wire/plugin\` compiled by tsc, on Node ${process.version}; Go: containerd/nri v0.12.5 ` +
       `\`pkg/adaptation\` and \`pkg/stub\` (test/interop/nri-bench). Requests: the CreateContainerRequest of a containerd v2.4.2 session recorded with \`nri-wire record\` ` +
-      `(bench/fixtures/containerd-session.*), and a synthetic one with a realistic pod and container. Rows run interleaved, each round starting one row later.`,
+      `(bench/fixtures/containerd-session.*), and a synthetic one with a realistic pod and container. Rows name the runtime, then the plugins: \`Go + TS\` is a TypeScript plugin under the Go runtime, as under containerd or CRI-O. ` +
+      `Rows run interleaved, each round starting one row later.`,
   );
   say();
   const t0 = performance.now();
