@@ -1,7 +1,8 @@
 /**
  * UTF-8 for protobuf strings, written and read in place. Short strings (ids, names, label
- * keys) go through plain loops; longer ones through Node's native Buffer routines, which cost
- * a fixed call but no per-character JavaScript. Outside Node, TextEncoder/TextDecoder do it.
+ * keys) are written, measured and read in plain JavaScript; longer ones through Node's native
+ * Buffer routines, which cost a fixed call but no per-character JavaScript. Outside Node,
+ * TextEncoder/TextDecoder do it.
  */
 
 type NativeWrite = (this: Uint8Array, s: string, offset: number, length: number) => number;
