@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     ];
     for (const [i, f] of forms.entries()) {
       const out = join(work, `out-${i}`);
-      const r = await buildPlugin({ entry, name: "bench", idx: "10", out, form: f.form, node, nodeOptions: f.nodeOptions, ...(f.seaStartup === undefined ? {} : { seaStartup: f.seaStartup }) });
+      const r = await buildPlugin({ entry, name: "bench", idx: "10", out, form: f.form, node, nodeOptions: f.nodeOptions, seaStartup: f.seaStartup });
       // Installed as a user would: copied into a directory of its own.
       const installed = join(work, `installed-${i}`);
       mkdirSync(installed);

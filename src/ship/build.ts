@@ -27,7 +27,7 @@ export interface BuildOptions {
   /** Node/V8 options the executable always starts with. */
   readonly nodeOptions?: readonly string[];
   /** What the `sea` form starts from; default `code-cache`. */
-  readonly seaStartup?: SeaStartup;
+  readonly seaStartup?: SeaStartup | undefined;
   /** The image tag; default the version in the entry's package.json. */
   readonly tag?: string;
 }
@@ -130,7 +130,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     }
     const exe = join(tmp, id);
     try {
-      await writeExecutable({ form, node, nodeOptions: o.nodeOptions ?? [], ...(o.seaStartup === undefined ? {} : { seaStartup: o.seaStartup }) }, bundleFile, code, exe, tmp);
+      await writeExecutable({ form, node, nodeOptions: o.nodeOptions ?? [], seaStartup: o.seaStartup }, bundleFile, code, exe, tmp);
     } catch (e) {
       throw new Error(`build: executable: ${(e as Error).message}`, { cause: e });
     }

@@ -27,7 +27,7 @@ export interface ExecutableSpec {
   /** Node and V8 options the executable always starts with. */
   readonly nodeOptions: readonly string[];
   /** What a `sea` starts from; see {@link SeaStartup}. Default `code-cache`. */
-  readonly seaStartup?: SeaStartup;
+  readonly seaStartup?: SeaStartup | undefined;
 }
 
 /**
