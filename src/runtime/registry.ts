@@ -6,6 +6,8 @@ import type { RuntimePlugin } from "./runtime-plugin.js";
  * the lock for its whole run, so events are serialized and a plugin joins only between events.
  * A plugin that closes stays in the list (events skip it) until the end of the next event.
  */
+const NONE: readonly RuntimePlugin[] = [];
+
 export class PluginRegistry {
   private list: RuntimePlugin[] = [];
   private validatorList: RuntimePlugin[] = [];
@@ -27,7 +29,7 @@ export class PluginRegistry {
   }
 
   /** Adds plugins and restores the order; call holding the lock. Returns the plugins dropped. */
-  add(...plugins: RuntimePlugin[]): RuntimePlugin[] {
+  add(...plugins: RuntimePlugin[]): readonly RuntimePlugin[] {
     this.list.push(...plugins);
     for (const p of plugins) if (p.isValidator) this.validatorList.push(p);
     return this.sort();
@@ -37,9 +39,11 @@ export class PluginRegistry {
    * Drops closed plugins and rebuilds the validator list; call holding the lock. Returns the
    * dropped plugins for the caller to stop.
    */
-  removeClosed(): RuntimePlugin[] {
-    // Every event ends here: with no plugin closed, nothing is rebuilt.
-    if (!this.list.some((p) => p.closed)) return [];
+  removeClosed(): readonly RuntimePlugin[] {
+    // Every event ends here: with no plugin closed, nothing is rebuilt (and nothing allocated).
+    let i = 0;
+    while (i < this.list.length && !this.list[i]!.closed) i++;
+    if (i === this.list.length) return NONE;
     const closed = this.list.filter((p) => p.closed);
     this.list = this.list.filter((p) => !p.closed);
     this.validatorList = this.list.filter((p) => p.isValidator);
@@ -54,7 +58,7 @@ export class PluginRegistry {
     return all;
   }
 
-  private sort(): RuntimePlugin[] {
+  private sort(): readonly RuntimePlugin[] {
     const closed = this.removeClosed();
     // The reference sorts by index alone with an unstable sort; a stable one keeps equal indices in joining order.
     const byIdx = (a: RuntimePlugin, b: RuntimePlugin): number => (a.idx < b.idx ? -1 : a.idx > b.idx ? 1 : 0);
