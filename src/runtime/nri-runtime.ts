@@ -22,7 +22,7 @@ import { PluginRegistry } from "./registry.js";
 import { type EventMethod, type PluginInfo, RuntimePlugin } from "./runtime-plugin.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
-import { shareEncoded, shareLeadingField } from "./shared-payload.js";
+import { encodedOnce, leadingFieldOnce, type SharedRequest } from "./shared-payload.js";
 
 /** A request to an event method: the message or its init shape. */
 export type EventRequest<K extends EventMethod> = MessageInitShape<PluginMethods[K]["input"]>;
@@ -166,15 +166,21 @@ export class NriRuntime {
     return this.event(async () => {
       const result = new CreateContainerResult(req);
       // No answer changes the pod: its bytes are encoded once for all the plugins.
-      shareLeadingField(pluginService.createContainer.input, req, "pod");
+      const shared = leadingFieldOnce(pluginService.createContainer.input, req, "pod");
       const validators = this.registry.validators;
       const validate = validators.length === 0 ? undefined : validationRequest(req);
-      await this.relayEach("createContainer", req, o.signal, (p, res) => {
-        // The reference lists a plugin before calling it; a call that throws fails the event, so
-        // listing it after its answer gives the same list.
-        if (validate !== undefined) addValidationPlugin(validate, p.idx, p.name);
-        result.apply(p.id, res);
-      });
+      await this.relayEach(
+        "createContainer",
+        req,
+        o.signal,
+        (p, res) => {
+          // The reference lists a plugin before calling it; a call that throws fails the event, so
+          // listing it after its answer gives the same list.
+          if (validate !== undefined) addValidationPlugin(validate, p.idx, p.name);
+          result.apply(p.id, res);
+        },
+        shared,
+      );
       const response = result.response();
       if (validate === undefined) return response;
       completeValidationRequest(validate, result);
@@ -247,26 +253,28 @@ export class NriRuntime {
     const desc = pluginService[method];
     // No answer changes these requests: no copy is needed, and the bytes are shared by all plugins.
     const req = create(desc.input, request as never) as never;
-    shareEncoded(desc.input, req);
-    return this.event(() => this.relayEach(method, req, o.signal));
+    const shared = encodedOnce(desc.input, req);
+    return this.event(() => this.relayEach(method, req, o.signal, undefined, shared));
   }
 
   /**
-   * The relay of every event: each open plugin in order gets `req`, and `merge` its answer.
-   * Under the teardown contract a teardown event logs a plugin's failure (its merge's too) and
-   * goes on. Per plugin this costs the relay alone: no closure, no extra await.
+   * The relay of every event: each open plugin in order gets `req` (sent as `shared` when the
+   * event encoded it once), and `merge` its answer. Under the teardown contract a teardown event
+   * logs a plugin's failure (its merge's too) and goes on. Per plugin this costs the relay alone:
+   * no closure, no extra await.
    */
   private async relayEach<K extends EventMethod>(
     method: K,
     req: PluginRequest<K>,
     signal: AbortSignal | undefined,
     merge?: (p: RuntimePlugin, res: PluginResponse<K> | undefined) => void,
+    shared?: SharedRequest,
   ): Promise<void> {
     const goesOn = this.options.teardownErrors === "continue" && TEARDOWN.has(method);
     for (const p of this.registry.plugins) {
       if (p.closed) continue;
       try {
-        const res = await p.relay(method, req, signal);
+        const res = await p.relay(method, req, signal, shared);
         merge?.(p, res);
       } catch (e) {
         if (!goesOn) throw e;

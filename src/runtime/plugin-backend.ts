@@ -1,5 +1,6 @@
 import type { MessageShape } from "@bufbuild/protobuf";
 import type { Plugin } from "../../gen/v1beta1/api_pb.js";
+import type { SharedRequest } from "./shared-payload.js";
 
 /** The v1beta1 Plugin service's methods, by local name. */
 export type PluginMethods = (typeof Plugin)["method"];
@@ -22,6 +23,11 @@ export interface BackendCallOptions {
   readonly timeoutMs: number;
   /** The event's cancellation: aborting it ends the call with a `canceled` PluginCallError. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The request's bytes as the event encoded them once for all its plugins: a socket plugin is
+   * sent these instead of an encoding of its own; in-process handlers take the request.
+   */
+  readonly shared?: SharedRequest | undefined;
 }
 
 /**

@@ -9,7 +9,6 @@ import { Code } from "../ttrpc/status.js";
 import type { Revision } from "../translate/index.js";
 import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
-import { encodedRequest } from "./shared-payload.js";
 import { fromBinary } from "./messages.js";
 import { AnswerError, RuntimeConnection } from "./runtime-connection.js";
 import { errorText } from "../internal/error-text.js";
@@ -81,7 +80,7 @@ export class PluginConnection implements PluginBackend {
 
   async call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
     const desc = pluginService[method];
-    const payload = encodedRequest(desc.input, request);
+    const payload = options.shared?.bytes() ?? desc.input.encode(request);
     const o: CallOptions = options.signal === undefined ? { timeoutMs: options.timeoutMs } : { signal: options.signal, timeoutMs: options.timeoutMs };
     let bytes: Uint8Array;
     const started = performance.now();

@@ -16,6 +16,7 @@ import { handleRequestError, handleValidatorError } from "./failure-policy.js";
 import type { ResolvedOptions } from "./options.js";
 import type { PluginBackend, PluginKind, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { PluginConnection } from "./plugin-connection.js";
+import type { SharedRequest } from "./shared-payload.js";
 
 /** A lifecycle event's Plugin method: `runPodSandbox` ... `removeContainer`. */
 export type EventMethod = Exclude<PluginMethodName, "configure" | "synchronize" | "shutdown" | "stateChange" | "validateContainerAdjustment">;
@@ -222,13 +223,14 @@ export class RuntimePlugin implements PluginInfo {
   /**
    * Relays one lifecycle event, if the plugin subscribed to it. Resolves with the answer, or
    * undefined when the plugin is not subscribed or failed in a way its policy lets the event go
-   * on without it; rejects with the EventError that fails the event.
+   * on without it; rejects with the EventError that fails the event. `shared`: the request's
+   * bytes when the event encoded them once for all its plugins.
    */
-  async relay<K extends EventMethod>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K> | undefined> {
+  async relay<K extends EventMethod>(method: K, request: PluginRequest<K>, signal?: AbortSignal, shared?: SharedRequest): Promise<PluginResponse<K> | undefined> {
     const name = pluginService[method].name;
     if (!this.subscribes(name)) return undefined;
     try {
-      return await this.call(method, request, signal);
+      return await this.call(method, request, signal, shared);
     } catch (e) {
       const err = handleRequestError(this, name, toCallError(e), this.options.log);
       if (err !== undefined) throw err;
@@ -256,8 +258,8 @@ export class RuntimePlugin implements PluginInfo {
     await this.call("shutdown", create(pluginService.shutdown.input, { reason })).catch(() => undefined);
   }
 
-  private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal): Promise<PluginResponse<K>> {
-    return this.backend.call(method, request, { signal, timeoutMs: this.options.requestTimeoutMs });
+  private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal, shared?: SharedRequest): Promise<PluginResponse<K>> {
+    return this.backend.call(method, request, { signal, timeoutMs: this.options.requestTimeoutMs, shared });
   }
 
   /** Marks the plugin closed and ends its connection; it is dropped after the current event. */

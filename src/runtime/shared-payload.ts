@@ -6,45 +6,66 @@ import type { GeneratedMessage } from "../wire/generated.js";
  * changes (the relayed events) shares all its bytes. CreateContainer's request changes as each
  * plugin's adjustment is merged into its container, so it is encoded per plugin, as the
  * reference does; only its pod, which no answer changes, is encoded once.
+ *
+ * The event holds what it encoded and hands it to each plugin's call beside the request, so it
+ * is garbage with the event. A table keyed by request, even a WeakMap, outlives it: V8's
+ * young-generation collection copies a weak table's values even when their keys have died, so
+ * each collection copied the bytes of every event since the one before, and the young generation
+ * grew to hold them (and with it the process, and how often the old generation is marked).
  */
-const shared = new WeakMap<object, Uint8Array>();
-
-/** A leading message field encoded once: its value when encoded, and its bytes (tag included). */
-interface Head {
-  readonly field: string;
-  readonly value: unknown;
-  readonly bytes: Uint8Array;
+export interface SharedRequest {
+  /** The bytes of the request the event shares, as they are to be sent now. */
+  bytes(): Uint8Array;
 }
-const heads = new WeakMap<object, Head>();
 
-/** Encodes `request` now; later plugins of the event send these bytes. */
-export function shareEncoded<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>): void {
-  shared.set(request, type.encode(request));
+/** A request encoded whole: later changes to it are not sent. */
+class Whole implements SharedRequest {
+  constructor(private readonly encoded: Uint8Array) {}
+
+  bytes(): Uint8Array {
+    return this.encoded;
+  }
+}
+
+/** A request whose leading message field was encoded once, the rest at each call. */
+class LeadingField<Desc extends DescMessage> implements SharedRequest {
+  constructor(
+    private readonly type: GeneratedMessage<Desc>,
+    private readonly request: MessageShape<Desc>,
+    private readonly field: string,
+    /** The field's value when it was encoded. */
+    private readonly value: unknown,
+    /** Its bytes, tag included. */
+    private readonly head: Uint8Array,
+  ) {}
+
+  bytes(): Uint8Array {
+    const request = this.request as Record<string, unknown>;
+    // The field still holding the value it was encoded from (the same object) is what is sent.
+    if (request[this.field] !== this.value) return this.type.encode(this.request);
+    const rest = this.type.encode({ ...request, [this.field]: undefined } as never);
+    const out = new Uint8Array(this.head.length + rest.length);
+    out.set(this.head, 0);
+    out.set(rest, this.head.length);
+    return out;
+  }
+}
+
+/** Encodes `request` now; every plugin of the event is sent these bytes. */
+export function encodedOnce<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>): SharedRequest {
+  return new Whole(type.encode(request));
 }
 
 /**
  * Encodes the field `field` of `request` now, for an event that encodes the rest per plugin. Only
  * a message field declared first qualifies: the encoding writes fields in declaration order and
- * unknown fields last, so the field's bytes lead the whole encoding. Otherwise nothing is kept.
+ * unknown fields last, so the field's bytes lead the whole encoding. Otherwise (or when the field
+ * is not set) nothing is shared: undefined.
  */
-export function shareLeadingField<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>, field: string): void {
+export function leadingFieldOnce<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>, field: string): SharedRequest | undefined {
   const first = type.fields()[0];
-  if (first === undefined || first.localName !== field || first.fieldKind !== "message") return;
+  if (first === undefined || first.localName !== field || first.fieldKind !== "message") return undefined;
   const value = (request as Record<string, unknown>)[field];
-  if (value === undefined) return;
-  heads.set(request, { field, value, bytes: type.encode({ [field]: value } as never) });
-}
-
-/** The bytes of `request`: shared ones when the event encoded it (or its leading field) once. */
-export function encodedRequest<Desc extends DescMessage>(type: GeneratedMessage<Desc>, request: MessageShape<Desc>): Uint8Array {
-  const whole = shared.get(request);
-  if (whole !== undefined) return whole;
-  const head = heads.get(request);
-  // The field still holding the value it was encoded from (the same object) is what is sent.
-  if (head === undefined || (request as Record<string, unknown>)[head.field] !== head.value) return type.encode(request);
-  const rest = type.encode({ ...request, [head.field]: undefined });
-  const out = new Uint8Array(head.bytes.length + rest.length);
-  out.set(head.bytes, 0);
-  out.set(rest, head.bytes.length);
-  return out;
+  if (value === undefined) return undefined;
+  return new LeadingField(type, request, field, value, type.encode({ [field]: value } as never));
 }
