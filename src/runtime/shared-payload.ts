@@ -8,10 +8,11 @@ import type { GeneratedMessage } from "../wire/generated.js";
  * reference does; only its pod, which no answer changes, is encoded once.
  *
  * The event holds what it encoded and hands it to each plugin's call beside the request, so it
- * is garbage with the event. A table keyed by request, even a WeakMap, outlives it: V8's
+ * is garbage with the event. A table keyed by request, even a WeakMap, would outlive it: V8's
  * young-generation collection copies a weak table's values even when their keys have died, so
- * each collection copied the bytes of every event since the one before, and the young generation
- * grew to hold them (and with it the process, and how often the old generation is marked).
+ * each collection would copy the bytes of every event since the one before, and the young
+ * generation would grow to hold them (and with it the process, and how often the old generation
+ * is marked: docs/performance.md, Memory).
  */
 export interface SharedRequest {
   /** The bytes of the request the event shares, as they are to be sent now. */
