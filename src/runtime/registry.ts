@@ -1,13 +1,14 @@
 import { Mutex } from "./mutex.js";
 import type { RuntimePlugin } from "./runtime-plugin.js";
 
+/** What removeClosed returns when no plugin closed: one shared, empty, read-only list. */
+const NONE: readonly RuntimePlugin[] = [];
+
 /**
  * The registered plugins in invocation order, and the validators among them. Every event holds
  * the lock for its whole run, so events are serialized and a plugin joins only between events.
  * A plugin that closes stays in the list (events skip it) until the end of the next event.
  */
-const NONE: readonly RuntimePlugin[] = [];
-
 export class PluginRegistry {
   private list: RuntimePlugin[] = [];
   private validatorList: RuntimePlugin[] = [];
