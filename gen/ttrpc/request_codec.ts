@@ -7,7 +7,7 @@
 
 import type { KeyValue, KeyValueSchema, Request, RequestSchema, Response, ResponseSchema, StringList, StringListSchema } from "./request_pb.js";
 import type { GeneratedMessage } from "../../src/wire/codegen.js";
-import { allocate, bytesSize, copyUnknown, decodeFailure, initBytes, initMessage, int32Size, int64Size, Reader, sizes, Sizes, stringSize, toBigint64, unknownSize, varint32Size, writeInt32, writeInt64, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../src/wire/codegen.js";
+import { closeLength, copyUnknown, decodeFailure, initBytes, initMessage, Reader, scratchBuffer, takeEncoding, toBigint64, writeInt32, writeInt64, writeLengthBytes, writeString, writeUnknown } from "../../src/wire/codegen.js";
 import type { Status } from "../google/rpc/status_pb.js";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -18,29 +18,14 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
  * The table at the end holds them by message name; importing this module changes nothing else.
  */
 
-function size_ttrpc$Request(m: Request, s: Sizes): number {
-  let n = 0;
-  { const v = m.service; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.method; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.payload; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  { const v = m.timeoutNano; if (v) { n += 1 + int64Size(v); } }
-  { const a = m.metadata; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_ttrpc$KeyValue(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_ttrpc$Request(m: Request, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.service; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.method; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_ttrpc$Request(m: Request, buf: Uint8Array, pos: number): number {
+  { const v = m.service; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.method; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   { const v = m.payload; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x1a; pos = writeLengthBytes(buf, pos, v); } }
   { const v = m.timeoutNano; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
   { const a = m.metadata; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_ttrpc$KeyValue(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_ttrpc$KeyValue(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -92,17 +77,9 @@ function clone_ttrpc$Request(m: Request): Request {
   return o as unknown as Request;
 }
 
-function size_ttrpc$KeyValue(m: KeyValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_ttrpc$KeyValue(m: KeyValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_ttrpc$KeyValue(m: KeyValue, buf: Uint8Array, pos: number): number {
+  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -145,16 +122,8 @@ function clone_ttrpc$KeyValue(m: KeyValue): KeyValue {
   return o as unknown as KeyValue;
 }
 
-function size_ttrpc$Response(m: Response, s: Sizes): number {
-  let n = 0;
-  { const v = m.status; if (v != null) { { const k = s.reserve(); const l = size_google$rpc$Status(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.payload; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_ttrpc$Response(m: Response, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.status; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$rpc$Status(v, buf, pos, s); } } }
+function write_ttrpc$Response(m: Response, buf: Uint8Array, pos: number): number {
+  { const v = m.status; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_google$rpc$Status(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const v = m.payload; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -199,25 +168,12 @@ function clone_ttrpc$Response(m: Response): Response {
   return o as unknown as Response;
 }
 
-function size_google$rpc$Status(m: Status, s: Sizes): number {
-  let n = 0;
-  { const v = m.code; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.message; if (v) { n += 1 + stringSize(s, v); } }
-  { const a = m.details; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_google$protobuf$Any(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$rpc$Status(m: Status, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$rpc$Status(m: Status, buf: Uint8Array, pos: number): number {
   { const v = m.code; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
-  { const v = m.message; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.message; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   { const a = m.details; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_google$protobuf$Any(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -265,16 +221,8 @@ function clone_google$rpc$Status(m: Status): Status {
   return o as unknown as Status;
 }
 
-function size_google$protobuf$Any(m: Any, s: Sizes): number {
-  let n = 0;
-  { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number): number {
+  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -318,21 +266,10 @@ function clone_google$protobuf$Any(m: Any): Any {
   return o as unknown as Any;
 }
 
-function size_ttrpc$StringList(m: StringList, s: Sizes): number {
-  let n = 0;
+function write_ttrpc$StringList(m: StringList, buf: Uint8Array, pos: number): number {
   { const a = m.list; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_ttrpc$StringList(m: StringList, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.list; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -378,10 +315,11 @@ function clone_ttrpc$StringList(m: StringList): StringList {
 /** Encodes a ttrpc.Request (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRequest(message: MessageInitShape<typeof RequestSchema>): Uint8Array {
   const m = message as Request;
-  const s = sizes.reset();
-  const buf = allocate(size_ttrpc$Request(m, s));
-  write_ttrpc$Request(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_ttrpc$Request(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_ttrpc$Request(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a ttrpc.Request; malformed bytes throw DecodeError naming the message and field. */
@@ -392,10 +330,11 @@ export function decodeRequest(bytes: Uint8Array): Request {
 /** Encodes a ttrpc.Response (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeResponse(message: MessageInitShape<typeof ResponseSchema>): Uint8Array {
   const m = message as Response;
-  const s = sizes.reset();
-  const buf = allocate(size_ttrpc$Response(m, s));
-  write_ttrpc$Response(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_ttrpc$Response(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_ttrpc$Response(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a ttrpc.Response; malformed bytes throw DecodeError naming the message and field. */
@@ -406,10 +345,11 @@ export function decodeResponse(bytes: Uint8Array): Response {
 /** Encodes a ttrpc.StringList (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStringList(message: MessageInitShape<typeof StringListSchema>): Uint8Array {
   const m = message as StringList;
-  const s = sizes.reset();
-  const buf = allocate(size_ttrpc$StringList(m, s));
-  write_ttrpc$StringList(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_ttrpc$StringList(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_ttrpc$StringList(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a ttrpc.StringList; malformed bytes throw DecodeError naming the message and field. */
@@ -420,10 +360,11 @@ export function decodeStringList(bytes: Uint8Array): StringList {
 /** Encodes a ttrpc.KeyValue (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeKeyValue(message: MessageInitShape<typeof KeyValueSchema>): Uint8Array {
   const m = message as KeyValue;
-  const s = sizes.reset();
-  const buf = allocate(size_ttrpc$KeyValue(m, s));
-  write_ttrpc$KeyValue(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_ttrpc$KeyValue(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_ttrpc$KeyValue(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a ttrpc.KeyValue; malformed bytes throw DecodeError naming the message and field. */

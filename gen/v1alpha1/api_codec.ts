@@ -14,7 +14,7 @@
 
 import type { CDIDevice, CDIDeviceSchema, CompoundFieldOwners, CompoundFieldOwnersSchema, ConfigureRequest, ConfigureRequestSchema, ConfigureResponse, ConfigureResponseSchema, Container, ContainerAdjustment, ContainerAdjustmentSchema, ContainerEviction, ContainerEvictionSchema, ContainerSchema, ContainerUpdate, ContainerUpdateSchema, CreateContainerRequest, CreateContainerRequestSchema, CreateContainerResponse, CreateContainerResponseSchema, Empty, EmptySchema, FailurePolicy, FailurePolicySchema, FieldOwners, FieldOwnersSchema, Hook, Hooks, HookSchema, HooksSchema, HugepageLimit, HugepageLimitSchema, Image, ImageSchema, KeyValue, KeyValueSchema, LinuxContainer, LinuxContainerAdjustment, LinuxContainerAdjustmentSchema, LinuxContainerSchema, LinuxContainerUpdate, LinuxContainerUpdateSchema, LinuxCPU, LinuxCPUSchema, LinuxDevice, LinuxDeviceCgroup, LinuxDeviceCgroupSchema, LinuxDeviceSchema, LinuxIOPriority, LinuxIOPrioritySchema, LinuxMemory, LinuxMemoryPolicy, LinuxMemoryPolicySchema, LinuxMemorySchema, LinuxNamespace, LinuxNamespaceSchema, LinuxNetDevice, LinuxNetDeviceSchema, LinuxPids, LinuxPidsSchema, LinuxPodSandbox, LinuxPodSandboxSchema, LinuxRdt, LinuxRdtSchema, LinuxResources, LinuxResourcesSchema, LinuxScheduler, LinuxSchedulerSchema, LinuxSeccomp, LinuxSeccompArg, LinuxSeccompArgSchema, LinuxSeccompSchema, LinuxSyscall, LinuxSyscallSchema, LogRequest, LogRequestSchema, Mount, MountSchema, OptionalBool, OptionalBoolSchema, OptionalFileMode, OptionalFileModeSchema, OptionalInt, OptionalInt32, OptionalInt32Schema, OptionalInt64, OptionalInt64Schema, OptionalIntSchema, OptionalRepeatedString, OptionalRepeatedStringSchema, OptionalString, OptionalStringSchema, OptionalUInt32, OptionalUInt32Schema, OptionalUInt64, OptionalUInt64Schema, OwningPlugins, OwningPluginsSchema, PluginInstance, PluginInstanceSchema, PodSandbox, PodSandboxSchema, POSIXRlimit, POSIXRlimitSchema, PostCreateContainerRequest, PostCreateContainerRequestSchema, PostCreateContainerResponse, PostCreateContainerResponseSchema, PostStartContainerRequest, PostStartContainerRequestSchema, PostStartContainerResponse, PostStartContainerResponseSchema, PostUpdateContainerRequest, PostUpdateContainerRequestSchema, PostUpdateContainerResponse, PostUpdateContainerResponseSchema, PostUpdatePodSandboxRequest, PostUpdatePodSandboxRequestSchema, PostUpdatePodSandboxResponse, PostUpdatePodSandboxResponseSchema, RegisterPluginRequest, RegisterPluginRequestSchema, RemoveContainerRequest, RemoveContainerRequestSchema, RemoveContainerResponse, RemoveContainerResponseSchema, RemovePodSandboxRequest, RemovePodSandboxRequestSchema, RemovePodSandboxResponse, RemovePodSandboxResponseSchema, RunPodSandboxRequest, RunPodSandboxRequestSchema, RunPodSandboxResponse, RunPodSandboxResponseSchema, SecurityProfile, SecurityProfileSchema, StartContainerRequest, StartContainerRequestSchema, StartContainerResponse, StartContainerResponseSchema, StateChangeEvent, StateChangeEventSchema, StopContainerRequest, StopContainerRequestSchema, StopContainerResponse, StopContainerResponseSchema, StopPodSandboxRequest, StopPodSandboxRequestSchema, StopPodSandboxResponse, StopPodSandboxResponseSchema, SynchronizeRequest, SynchronizeRequestSchema, SynchronizeResponse, SynchronizeResponseSchema, UpdateContainerRequest, UpdateContainerRequestSchema, UpdateContainerResponse, UpdateContainerResponseSchema, UpdateContainersRequest, UpdateContainersRequestSchema, UpdateContainersResponse, UpdateContainersResponseSchema, UpdatePodSandboxRequest, UpdatePodSandboxRequestSchema, UpdatePodSandboxResponse, UpdatePodSandboxResponseSchema, User, UserSchema, ValidateContainerAdjustmentRequest, ValidateContainerAdjustmentRequestSchema, ValidateContainerAdjustmentResponse, ValidateContainerAdjustmentResponseSchema } from "./api_pb.js";
 import type { GeneratedMessage } from "../../src/wire/codegen.js";
-import { allocate, copyUnknown, decodeFailure, initMessage, int32Size, int64Size, Reader, setOwn, sizes, Sizes, stringSize, toBigint64, unknownSize, varint32Size, writeInt32, writeInt64, writeString, writeUnknown, writeVarint32 } from "../../src/wire/codegen.js";
+import { closeLength, copyUnknown, decodeFailure, initMessage, Reader, scratchBuffer, setOwn, takeEncoding, toBigint64, writeInt32, writeInt64, writeString, writeUnknown, writeVarint32 } from "../../src/wire/codegen.js";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
 /*
@@ -23,19 +23,10 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
  * The table at the end holds them by message name; importing this module changes nothing else.
  */
 
-function size_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pluginName; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.pluginIdx; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.NRIVersion; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pluginName; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.pluginIdx; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pluginName; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.pluginIdx; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -80,31 +71,15 @@ function clone_nri$pkg$api$v1alpha1$RegisterPluginRequest(m: RegisterPluginReque
   return o as unknown as RegisterPluginRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersRequest, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersRequest, buf: Uint8Array, pos: number): number {
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.evict; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.update; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.evict; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -151,17 +126,9 @@ function clone_nri$pkg$api$v1alpha1$UpdateContainersRequest(m: UpdateContainersR
   return o as unknown as UpdateContainersRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction, s: Sizes): number {
-  let n = 0;
-  { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction, buf: Uint8Array, pos: number): number {
+  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -204,18 +171,9 @@ function clone_nri$pkg$api$v1alpha1$ContainerEviction(m: ContainerEviction): Con
   return o as unknown as ContainerEviction;
 }
 
-function size_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate, s: Sizes): number {
-  let n = 0;
-  { const v = m.containerId; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.ignoreFailure; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.linux; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate, buf: Uint8Array, pos: number): number {
+  { const v = m.containerId; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.linux; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const v = m.ignoreFailure; if (v) { buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0; } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -262,15 +220,8 @@ function clone_nri$pkg$api$v1alpha1$ContainerUpdate(m: ContainerUpdate): Contain
   return o as unknown as ContainerUpdate;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate, s: Sizes): number {
-  let n = 0;
-  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.resources; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate, buf: Uint8Array, pos: number): number {
+  { const v = m.resources; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -312,66 +263,33 @@ function clone_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m: LinuxContainerUpdate
   return o as unknown as LinuxContainerUpdate;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, s: Sizes): number {
-  let n = 0;
-  { const v = m.memory; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxMemory(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.cpu; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxCPU(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+function write_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, buf: Uint8Array, pos: number): number {
+  { const v = m.memory; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxMemory(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.cpu; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxCPU(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.hugepageLimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$HugepageLimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$HugepageLimit(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.blockioClass; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.rdtClass; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.blockioClass; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.rdtClass; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const r = m.unified as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x32; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const a = m.devices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.pids; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxPids(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.memory; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxMemory(v, buf, pos, s); } } }
-  { const v = m.cpu; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxCPU(v, buf, pos, s); } } }
-  { const a = m.hugepageLimits; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$HugepageLimit(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.blockioClass; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); } } }
-  { const v = m.rdtClass; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); } } }
-  { const r = m.unified as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const a = m.devices; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.pids; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxPids(v, buf, pos, s); } } }
+  { const v = m.pids; if (v != null) { buf[pos++] = 0x42; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxPids(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -442,14 +360,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxResources(m: LinuxResources): LinuxReso
   return o as unknown as LinuxResources;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids, s: Sizes): number {
-  let n = 0;
-  { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids, buf: Uint8Array, pos: number): number {
   { const v = m.limit; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -491,23 +402,12 @@ function clone_nri$pkg$api$v1alpha1$LinuxPids(m: LinuxPids): LinuxPids {
   return o as unknown as LinuxPids;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, s: Sizes): number {
-  let n = 0;
-  { const v = m.allow; if (v) { n += 1 + 1; } }
-  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.major; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.minor; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.access; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup, buf: Uint8Array, pos: number): number {
   { const v = m.allow; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
-  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.major; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.minor; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.access; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.major; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.minor; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.access; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -558,14 +458,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m: LinuxDeviceCgroup): Lin
   return o as unknown as LinuxDeviceCgroup;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -607,15 +500,8 @@ function clone_nri$pkg$api$v1alpha1$OptionalInt64(m: OptionalInt64): OptionalInt
   return o as unknown as OptionalInt64;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString, buf: Uint8Array, pos: number): number {
+  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -656,16 +542,8 @@ function clone_nri$pkg$api$v1alpha1$OptionalString(m: OptionalString): OptionalS
   return o as unknown as OptionalString;
 }
 
-function size_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit, s: Sizes): number {
-  let n = 0;
-  { const v = m.pageSize; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.limit; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pageSize; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit, buf: Uint8Array, pos: number): number {
+  { const v = m.pageSize; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const v = m.limit; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -709,27 +587,14 @@ function clone_nri$pkg$api$v1alpha1$HugepageLimit(m: HugepageLimit): HugepageLim
   return o as unknown as HugepageLimit;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU, s: Sizes): number {
-  let n = 0;
-  { const v = m.shares; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.quota; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.period; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.realtimeRuntime; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.realtimePeriod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.cpus; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.mems; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.shares; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
-  { const v = m.quota; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.period; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
-  { const v = m.realtimeRuntime; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.realtimePeriod; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
-  { const v = m.cpus; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
-  { const v = m.mems; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU, buf: Uint8Array, pos: number): number {
+  { const v = m.shares; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.quota; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.period; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.realtimeRuntime; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.realtimePeriod; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.cpus; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v); } }
+  { const v = m.mems; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -787,14 +652,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxCPU(m: LinuxCPU): LinuxCPU {
   return o as unknown as LinuxCPU;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -836,29 +694,15 @@ function clone_nri$pkg$api$v1alpha1$OptionalUInt64(m: OptionalUInt64): OptionalU
   return o as unknown as OptionalUInt64;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory, s: Sizes): number {
-  let n = 0;
-  { const v = m.limit; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.reservation; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.swap; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.kernel; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.kernelTcp; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.swappiness; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt64(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.disableOomKiller; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.useHierarchy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.limit; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.reservation; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.swap; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.kernel; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.kernelTcp; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos, s); } } }
-  { const v = m.swappiness; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos, s); } } }
-  { const v = m.disableOomKiller; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); } } }
-  { const v = m.useHierarchy; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory, buf: Uint8Array, pos: number): number {
+  { const v = m.limit; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.reservation; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.swap; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.kernel; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.kernelTcp; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.swappiness; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt64(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.disableOomKiller; if (v != null) { buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.useHierarchy; if (v != null) { buf[pos++] = 0x42; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -921,14 +765,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxMemory(m: LinuxMemory): LinuxMemory {
   return o as unknown as LinuxMemory;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -970,21 +807,10 @@ function clone_nri$pkg$api$v1alpha1$OptionalBool(m: OptionalBool): OptionalBool 
   return o as unknown as OptionalBool;
 }
 
-function size_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainersResponse, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainersResponse, buf: Uint8Array, pos: number): number {
   { const a = m.failed; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainersResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.failed; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1028,16 +854,8 @@ function clone_nri$pkg$api$v1alpha1$UpdateContainersResponse(m: UpdateContainers
   return o as unknown as UpdateContainersResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.msg; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.level; if (v) { n += 1 + int32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.msg; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.msg; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const v = m.level; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -1081,25 +899,13 @@ function clone_nri$pkg$api$v1alpha1$LogRequest(m: LogRequest): LogRequest {
   return o as unknown as LogRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.config; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.runtimeName; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.runtimeVersion; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.registrationTimeout; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.requestTimeout; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.NRIVersion; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.config; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.runtimeName; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.runtimeVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.config; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.runtimeName; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.runtimeVersion; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
   { const v = m.registrationTimeout; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
   { const v = m.requestTimeout; if (v) { buf[pos++] = 0x28; pos = writeInt64(buf, pos, v); } }
-  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
+  { const v = m.NRIVersion; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1150,17 +956,9 @@ function clone_nri$pkg$api$v1alpha1$ConfigureRequest(m: ConfigureRequest): Confi
   return o as unknown as ConfigureRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse, s: Sizes): number {
-  let n = 0;
-  { const v = m.events; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.failurePolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$FailurePolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse, buf: Uint8Array, pos: number): number {
   { const v = m.events; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
-  { const v = m.failurePolicy; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$FailurePolicy(v, buf, pos, s); } } }
+  { const v = m.failurePolicy; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$FailurePolicy(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1204,15 +1002,7 @@ function clone_nri$pkg$api$v1alpha1$ConfigureResponse(m: ConfigureResponse): Con
   return o as unknown as ConfigureResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy, s: Sizes): number {
-  let n = 0;
-  { const v = m.failRequest; if (v) { n += 1 + 1; } }
-  { const v = m.keepConnected; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy, buf: Uint8Array, pos: number): number {
   { const v = m.failRequest; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
   { const v = m.keepConnected; if (v) { buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0; } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1257,32 +1047,15 @@ function clone_nri$pkg$api$v1alpha1$FailurePolicy(m: FailurePolicy): FailurePoli
   return o as unknown as FailurePolicy;
 }
 
-function size_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest, buf: Uint8Array, pos: number): number {
   { const a = m.pods; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.containers; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  { const v = m.more; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.pods; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.containers; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const v = m.more; if (v) { buf[pos++] = 0x18; buf[pos++] = v ? 1 : 0; } }
@@ -1332,91 +1105,20 @@ function clone_nri$pkg$api$v1alpha1$SynchronizeRequest(m: SynchronizeRequest): S
   return o as unknown as SynchronizeRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$Container(m: Container, s: Sizes): number {
-  let n = 0;
-  { const v = m.id; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.podSandboxId; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.state; if (v) { n += 1 + int32Size(v); } }
-  { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const a = m.args; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  { const a = m.env; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  { const a = m.mounts; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Mount(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  { const v = m.hooks; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainer(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.pid; if (v) { n += 1 + varint32Size(v); } }
-  { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  { const v = m.createdAt; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.startedAt; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.finishedAt; if (v) { n += 2 + int64Size(v); } }
-  { const v = m.exitCode; if (v) { n += 2 + int32Size(v); } }
-  { const v = m.statusReason; if (v) { n += 2 + stringSize(s, v); } }
-  { const v = m.statusMessage; if (v) { n += 2 + stringSize(s, v); } }
-  { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-    }
-  } }
-  { const v = m.user; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$User(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
-  { const v = m.image; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Image(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$Container(m: Container, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.podSandboxId; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.name; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$Container(m: Container, buf: Uint8Array, pos: number): number {
+  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.podSandboxId; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.name; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
   { const v = m.state; if (v) { buf[pos++] = 0x20; pos = writeInt32(buf, pos, v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
+      buf[pos++] = 0x2a; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
@@ -1424,47 +1126,48 @@ function write_nri$pkg$api$v1alpha1$Container(m: Container, buf: Uint8Array, pos
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
+      buf[pos++] = 0x32; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x3a; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0x3a; pos = writeString(buf, pos, a[i]!);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x42; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0x42; pos = writeString(buf, pos, a[i]!);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Mount(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x4a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Mount(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.hooks; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos, s); } } }
-  { const v = m.linux; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainer(v, buf, pos, s); } } }
+  { const v = m.hooks; if (v != null) { buf[pos++] = 0x52; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.linux; if (v != null) { buf[pos++] = 0x5a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxContainer(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const v = m.pid; if (v) { buf[pos++] = 0x60; pos = writeVarint32(buf, pos, v); } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x6a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x6a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const v = m.createdAt; if (v) { buf[pos++] = 0x70; pos = writeInt64(buf, pos, v); } }
   { const v = m.startedAt; if (v) { buf[pos++] = 0x78; pos = writeInt64(buf, pos, v); } }
   { const v = m.finishedAt; if (v) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v); } }
   { const v = m.exitCode; if (v) { buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
-  { const v = m.statusReason; if (v) { buf[pos++] = 0x92; buf[pos++] = 0x1; pos = writeString(buf, pos, v, s); } }
-  { const v = m.statusMessage; if (v) { buf[pos++] = 0x9a; buf[pos++] = 0x1; pos = writeString(buf, pos, v, s); } }
+  { const v = m.statusReason; if (v) { buf[pos++] = 0x92; buf[pos++] = 0x1; pos = writeString(buf, pos, v); } }
+  { const v = m.statusMessage; if (v) { buf[pos++] = 0x9a; buf[pos++] = 0x1; pos = writeString(buf, pos, v); } }
   { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, buf, pos, s); }
+      buf[pos++] = 0xa2; buf[pos++] = 0x1; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.user; if (v != null) { { buf[pos++] = 0xaa; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$User(v, buf, pos, s); } } }
-  { const v = m.image; if (v != null) { { buf[pos++] = 0xb2; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Image(v, buf, pos, s); } } }
+  { const v = m.user; if (v != null) { buf[pos++] = 0xaa; buf[pos++] = 0x1; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$User(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.image; if (v != null) { buf[pos++] = 0xb2; buf[pos++] = 0x1; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Image(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1572,19 +1275,10 @@ function clone_nri$pkg$api$v1alpha1$Container(m: Container): Container {
   return o as unknown as Container;
 }
 
-function size_nri$pkg$api$v1alpha1$Image(m: Image, s: Sizes): number {
-  let n = 0;
-  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.digest; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.configDigest; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$Image(m: Image, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.digest; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.configDigest; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$Image(m: Image, buf: Uint8Array, pos: number): number {
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.digest; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.configDigest; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1629,22 +1323,10 @@ function clone_nri$pkg$api$v1alpha1$Image(m: Image): Image {
   return o as unknown as Image;
 }
 
-function size_nri$pkg$api$v1alpha1$User(m: User, s: Sizes): number {
-  let n = 0;
-  { const v = m.uid; if (v) { n += 1 + varint32Size(v); } }
-  { const v = m.gid; if (v) { n += 1 + varint32Size(v); } }
-  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$User(m: User, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$User(m: User, buf: Uint8Array, pos: number): number {
   { const v = m.uid; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
   { const v = m.gid; if (v) { buf[pos++] = 0x10; pos = writeVarint32(buf, pos, v); } }
-  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, a[i]!); }
-  } }
+  { const a = m.additionalGids; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x1a; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1690,15 +1372,8 @@ function clone_nri$pkg$api$v1alpha1$User(m: User): User {
   return o as unknown as User;
 }
 
-function size_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice, s: Sizes): number {
-  let n = 0;
-  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice, buf: Uint8Array, pos: number): number {
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1739,17 +1414,8 @@ function clone_nri$pkg$api$v1alpha1$CDIDevice(m: CDIDevice): CDIDevice {
   return o as unknown as CDIDevice;
 }
 
-function size_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit, s: Sizes): number {
-  let n = 0;
-  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.hard; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.soft; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit, buf: Uint8Array, pos: number): number {
+  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const v = m.hard; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
   { const v = m.soft; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1796,35 +1462,32 @@ function clone_nri$pkg$api$v1alpha1$POSIXRlimit(m: POSIXRlimit): POSIXRlimit {
   return o as unknown as POSIXRlimit;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, buf: Uint8Array, pos: number): number {
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.devices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.oomScoreAdj; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.ioPriority; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.seccompProfile; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$SecurityProfile(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.seccompPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.resources; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.oomScoreAdj; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v); } }
+  { const v = m.ioPriority; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.seccompProfile; if (v != null) { buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$SecurityProfile(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.seccompPolicy; if (v != null) { buf[pos++] = 0x42; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x4a; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
@@ -1832,59 +1495,14 @@ function size_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, s: Sizes): 
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNetDevice(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x52; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxNetDevice(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
-  { const v = m.scheduler; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.rdt; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.devices; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.resources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
-  { const v = m.oomScoreAdj; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); } } }
-  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
-  { const v = m.ioPriority; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos, s); } } }
-  { const v = m.seccompProfile; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$SecurityProfile(v, buf, pos, s); } } }
-  { const v = m.seccompPolicy; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos, s); } } }
-  { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x52; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNetDevice(v, buf, pos, s); }
-    }
-  } }
-  { const v = m.scheduler; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos, s); } } }
-  { const v = m.rdt; if (v != null) { { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos, s); } } }
+  { const v = m.scheduler; if (v != null) { buf[pos++] = 0x5a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.rdt; if (v != null) { buf[pos++] = 0x62; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1980,20 +1598,10 @@ function clone_nri$pkg$api$v1alpha1$LinuxContainer(m: LinuxContainer): LinuxCont
   return o as unknown as LinuxContainer;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt, s: Sizes): number {
-  let n = 0;
-  { const v = m.closId; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.schemata; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.enableMonitoring; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalBool(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.remove; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.closId; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos, s); } } }
-  { const v = m.schemata; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, buf, pos, s); } } }
-  { const v = m.enableMonitoring; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt, buf: Uint8Array, pos: number): number {
+  { const v = m.closId; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalString(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.schemata; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalRepeatedString(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.enableMonitoring; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalBool(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const v = m.remove; if (v) { buf[pos++] = 0x20; buf[pos++] = v ? 1 : 0; } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2044,21 +1652,10 @@ function clone_nri$pkg$api$v1alpha1$LinuxRdt(m: LinuxRdt): LinuxRdt {
   return o as unknown as LinuxRdt;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedString, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedString, buf: Uint8Array, pos: number): number {
   { const a = m.value; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedString, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.value; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2101,27 +1698,11 @@ function clone_nri$pkg$api$v1alpha1$OptionalRepeatedString(m: OptionalRepeatedSt
   return o as unknown as OptionalRepeatedString;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler, s: Sizes): number {
-  let n = 0;
-  { const v = m.policy; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.nice; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.priority; if (v) { n += 1 + int32Size(v); } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const v = m.runtime; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.deadline; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.period; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler, buf: Uint8Array, pos: number): number {
   { const v = m.policy; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
   { const v = m.nice; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
   { const v = m.priority; if (v) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x22; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
-  } }
+  { const a = m.flags; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x22; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
   { const v = m.runtime; if (v) { buf[pos++] = 0x28; pos = writeInt64(buf, pos, v); } }
   { const v = m.deadline; if (v) { buf[pos++] = 0x30; pos = writeInt64(buf, pos, v); } }
   { const v = m.period; if (v) { buf[pos++] = 0x38; pos = writeInt64(buf, pos, v); } }
@@ -2178,15 +1759,8 @@ function clone_nri$pkg$api$v1alpha1$LinuxScheduler(m: LinuxScheduler): LinuxSche
   return o as unknown as LinuxScheduler;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice, s: Sizes): number {
-  let n = 0;
-  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice, buf: Uint8Array, pos: number): number {
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -2227,49 +1801,24 @@ function clone_nri$pkg$api$v1alpha1$LinuxNetDevice(m: LinuxNetDevice): LinuxNetD
   return o as unknown as LinuxNetDevice;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp, s: Sizes): number {
-  let n = 0;
-  { const v = m.defaultAction; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.defaultErrno; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+function write_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp, buf: Uint8Array, pos: number): number {
+  { const v = m.defaultAction; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.defaultErrno; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.architectures; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
+      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!);
     }
   } }
   { const a = m.flags; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
+      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!);
     }
   } }
-  { const v = m.listenerPath; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.listenerMetadata; if (v) { n += 1 + stringSize(s, v); } }
+  { const v = m.listenerPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v); } }
+  { const v = m.listenerMetadata; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v); } }
   { const a = m.syscalls; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSyscall(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.defaultAction; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.defaultErrno; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
-  { const a = m.architectures; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!, s);
-    }
-  } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!, s);
-    }
-  } }
-  { const v = m.listenerPath; if (v) { buf[pos++] = 0x2a; pos = writeString(buf, pos, v, s); } }
-  { const v = m.listenerMetadata; if (v) { buf[pos++] = 0x32; pos = writeString(buf, pos, v, s); } }
-  { const a = m.syscalls; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSyscall(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxSyscall(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2326,35 +1875,17 @@ function clone_nri$pkg$api$v1alpha1$LinuxSeccomp(m: LinuxSeccomp): LinuxSeccomp 
   return o as unknown as LinuxSeccomp;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall, buf: Uint8Array, pos: number): number {
   { const a = m.names; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
+      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!);
     }
   } }
-  { const v = m.action; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.errnoRet; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.action; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.errnoRet; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccompArg(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.names; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0xa; pos = writeString(buf, pos, a[i]!, s);
-    }
-  } }
-  { const v = m.action; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.errnoRet; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
-  { const a = m.args; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccompArg(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxSeccompArg(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2405,21 +1936,11 @@ function clone_nri$pkg$api$v1alpha1$LinuxSyscall(m: LinuxSyscall): LinuxSyscall 
   return o as unknown as LinuxSyscall;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg, s: Sizes): number {
-  let n = 0;
-  { const v = m.index; if (v) { n += 1 + varint32Size(v); } }
-  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.valueTwo; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.op; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg, buf: Uint8Array, pos: number): number {
   { const v = m.index; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
   { const v = m.value; if (v) { buf[pos++] = 0x10; pos = writeInt64(buf, pos, v); } }
   { const v = m.valueTwo; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
-  { const v = m.op; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
+  { const v = m.op; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -2466,14 +1987,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxSeccompArg(m: LinuxSeccompArg): LinuxSe
   return o as unknown as LinuxSeccompArg;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2515,17 +2029,9 @@ function clone_nri$pkg$api$v1alpha1$OptionalUInt32(m: OptionalUInt32): OptionalU
   return o as unknown as OptionalUInt32;
 }
 
-function size_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile, s: Sizes): number {
-  let n = 0;
-  { const v = m.profileType; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.localhostRef; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile, buf: Uint8Array, pos: number): number {
   { const v = m.profileType; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
-  { const v = m.localhostRef; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.localhostRef; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -2568,15 +2074,7 @@ function clone_nri$pkg$api$v1alpha1$SecurityProfile(m: SecurityProfile): Securit
   return o as unknown as SecurityProfile;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority, s: Sizes): number {
-  let n = 0;
-  { const v = m.class; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.priority; if (v) { n += 1 + int32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority, buf: Uint8Array, pos: number): number {
   { const v = m.class; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
   { const v = m.priority; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2621,14 +2119,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxIOPriority(m: LinuxIOPriority): LinuxIO
   return o as unknown as LinuxIOPriority;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2670,27 +2161,14 @@ function clone_nri$pkg$api$v1alpha1$OptionalInt(m: OptionalInt): OptionalInt {
   return o as unknown as OptionalInt;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice, s: Sizes): number {
-  let n = 0;
-  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.major; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.minor; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.fileMode; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalFileMode(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.uid; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.gid; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalUInt32(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice, buf: Uint8Array, pos: number): number {
+  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   { const v = m.major; if (v) { buf[pos++] = 0x18; pos = writeInt64(buf, pos, v); } }
   { const v = m.minor; if (v) { buf[pos++] = 0x20; pos = writeInt64(buf, pos, v); } }
-  { const v = m.fileMode; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalFileMode(v, buf, pos, s); } } }
-  { const v = m.uid; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
-  { const v = m.gid; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos, s); } } }
+  { const v = m.fileMode; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalFileMode(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.uid; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.gid; if (v != null) { buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalUInt32(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -2746,14 +2224,7 @@ function clone_nri$pkg$api$v1alpha1$LinuxDevice(m: LinuxDevice): LinuxDevice {
   return o as unknown as LinuxDevice;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2795,17 +2266,9 @@ function clone_nri$pkg$api$v1alpha1$OptionalFileMode(m: OptionalFileMode): Optio
   return o as unknown as OptionalFileMode;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace, s: Sizes): number {
-  let n = 0;
-  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.path; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace, buf: Uint8Array, pos: number): number {
+  { const v = m.type; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.path; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -2848,71 +2311,35 @@ function clone_nri$pkg$api$v1alpha1$LinuxNamespace(m: LinuxNamespace): LinuxName
   return o as unknown as LinuxNamespace;
 }
 
-function size_nri$pkg$api$v1alpha1$Hooks(m: Hooks, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$Hooks(m: Hooks, buf: Uint8Array, pos: number): number {
   { const a = m.prestart; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.createRuntime; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.createContainer; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.startContainer; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.poststart; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.poststop; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hook(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$Hooks(m: Hooks, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.prestart; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.createRuntime; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.createContainer; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.startContainer; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.poststart; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.poststop; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hook(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2971,37 +2398,19 @@ function clone_nri$pkg$api$v1alpha1$Hooks(m: Hooks): Hooks {
   return o as unknown as Hooks;
 }
 
-function size_nri$pkg$api$v1alpha1$Hook(m: Hook, s: Sizes): number {
-  let n = 0;
-  { const v = m.path; if (v) { n += 1 + stringSize(s, v); } }
+function write_nri$pkg$api$v1alpha1$Hook(m: Hook, buf: Uint8Array, pos: number): number {
+  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, a[i]!);
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
+      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!);
     }
   } }
-  { const v = m.timeout; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$Hook(m: Hook, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.path; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const a = m.args; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x12; pos = writeString(buf, pos, a[i]!, s);
-    }
-  } }
-  { const a = m.env; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x1a; pos = writeString(buf, pos, a[i]!, s);
-    }
-  } }
-  { const v = m.timeout; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); } } }
+  { const v = m.timeout; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3049,27 +2458,13 @@ function clone_nri$pkg$api$v1alpha1$Hook(m: Hook): Hook {
   return o as unknown as Hook;
 }
 
-function size_nri$pkg$api$v1alpha1$Mount(m: Mount, s: Sizes): number {
-  let n = 0;
-  { const v = m.destination; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.type; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.source; if (v) { n += 1 + stringSize(s, v); } }
+function write_nri$pkg$api$v1alpha1$Mount(m: Mount, buf: Uint8Array, pos: number): number {
+  { const v = m.destination; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.source; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
   { const a = m.options; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$Mount(m: Mount, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.destination; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.type; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.source; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
-  { const a = m.options; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0x22; pos = writeString(buf, pos, a[i]!);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -3118,23 +2513,20 @@ function clone_nri$pkg$api$v1alpha1$Mount(m: Mount): Mount {
   return o as unknown as Mount;
 }
 
-function size_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, s: Sizes): number {
-  let n = 0;
-  { const v = m.id; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.uid; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.namespace; if (v) { n += 1 + stringSize(s, v); } }
+function write_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, buf: Uint8Array, pos: number): number {
+  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.name; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const v = m.uid; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
+  { const v = m.namespace; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v); } }
   { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x2a; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
@@ -3142,57 +2534,18 @@ function size_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, s: Sizes): number {
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x32; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
-  { const v = m.runtimeHandler; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.pid; if (v) { n += 1 + varint32Size(v); } }
-  { const a = m.ips; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.id; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.name; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const v = m.uid; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
-  { const v = m.namespace; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
-  { const r = m.labels as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const v = m.runtimeHandler; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v, s); } }
-  { const v = m.linux; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, buf, pos, s); } } }
+  { const v = m.runtimeHandler; if (v) { buf[pos++] = 0x3a; pos = writeString(buf, pos, v); } }
+  { const v = m.linux; if (v != null) { buf[pos++] = 0x42; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxPodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const v = m.pid; if (v) { buf[pos++] = 0x48; pos = writeVarint32(buf, pos, v); } }
   { const a = m.ips; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x52; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0x52; pos = writeString(buf, pos, a[i]!);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -3272,33 +2625,17 @@ function clone_nri$pkg$api$v1alpha1$PodSandbox(m: PodSandbox): PodSandbox {
   return o as unknown as PodSandbox;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox, s: Sizes): number {
-  let n = 0;
-  { const v = m.podOverhead; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.podResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.cgroupParent; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
+function write_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox, buf: Uint8Array, pos: number): number {
+  { const v = m.podOverhead; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.podResources; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.cgroupParent; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v); } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.podOverhead; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
-  { const v = m.podResources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
-  { const v = m.cgroupParent; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
-  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x22; pos = writeString(buf, pos, v, s); } }
-  { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.resources; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+  { const v = m.resources; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3353,22 +2690,10 @@ function clone_nri$pkg$api$v1alpha1$LinuxPodSandbox(m: LinuxPodSandbox): LinuxPo
   return o as unknown as LinuxPodSandbox;
 }
 
-function size_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse, buf: Uint8Array, pos: number): number {
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  { const v = m.more; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.update; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const v = m.more; if (v) { buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0; } }
@@ -3415,15 +2740,8 @@ function clone_nri$pkg$api$v1alpha1$SynchronizeResponse(m: SynchronizeResponse):
   return o as unknown as SynchronizeResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3465,13 +2783,7 @@ function clone_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m: RunPodSandboxRequest
   return o as unknown as RunPodSandboxRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3509,19 +2821,10 @@ function clone_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m: RunPodSandboxRespon
   return o as unknown as RunPodSandboxResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.overheadLinuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.linuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.overheadLinuxResources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
-  { const v = m.linuxResources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.overheadLinuxResources; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.linuxResources; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3569,13 +2872,7 @@ function clone_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m: UpdatePodSandboxR
   return o as unknown as UpdatePodSandboxRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandboxResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3613,15 +2910,8 @@ function clone_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m: UpdatePodSandbox
   return o as unknown as UpdatePodSandboxResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePodSandboxRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3663,13 +2953,7 @@ function clone_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m: PostUpdatePod
   return o as unknown as PostUpdatePodSandboxRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePodSandboxResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3707,15 +2991,8 @@ function clone_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m: PostUpdatePo
   return o as unknown as PostUpdatePodSandboxResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3757,13 +3034,7 @@ function clone_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m: StopPodSandboxReque
   return o as unknown as StopPodSandboxRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3801,15 +3072,8 @@ function clone_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m: StopPodSandboxResp
   return o as unknown as StopPodSandboxResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3851,13 +3115,7 @@ function clone_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m: RemovePodSandboxR
   return o as unknown as RemovePodSandboxRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandboxResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3895,17 +3153,9 @@ function clone_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m: RemovePodSandbox
   return o as unknown as RemovePodSandboxResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -3950,33 +3200,16 @@ function clone_nri$pkg$api$v1alpha1$CreateContainerRequest(m: CreateContainerReq
   return o as unknown as CreateContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse, s: Sizes): number {
-  let n = 0;
-  { const v = m.adjust; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+function write_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse, buf: Uint8Array, pos: number): number {
+  { const v = m.adjust; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.evict; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.adjust; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos, s); } } }
-  { const a = m.update; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.evict; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -4026,88 +3259,43 @@ function clone_nri$pkg$api$v1alpha1$CreateContainerResponse(m: CreateContainerRe
   return o as unknown as CreateContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, buf: Uint8Array, pos: number): number {
   { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x12; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const a = m.mounts; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Mount(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Mount(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.env; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$KeyValue(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$KeyValue(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.hooks; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Hooks(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.linux; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.hooks; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.linux; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x42; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.args; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const r = m.annotations as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x12; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const a = m.mounts; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Mount(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.env; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$KeyValue(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.hooks; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Hooks(v, buf, pos, s); } } }
-  { const v = m.linux; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(v, buf, pos, s); } } }
-  { const a = m.rlimits; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$POSIXRlimit(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.CDIDevices; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$CDIDevice(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.args; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x4a; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0x4a; pos = writeString(buf, pos, a[i]!);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -4179,21 +3367,20 @@ function clone_nri$pkg$api$v1alpha1$ContainerAdjustment(m: ContainerAdjustment):
   return o as unknown as ContainerAdjustment;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdjustment, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdjustment, buf: Uint8Array, pos: number): number {
   { const a = m.devices; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.resources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.cgroupsPath; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.oomScoreAdj; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OptionalInt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.ioPriority; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxIOPriority(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.seccompPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxSeccomp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.resources; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v); } }
+  { const v = m.oomScoreAdj; if (v != null) { buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.ioPriority; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.seccompPolicy; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
@@ -4201,12 +3388,10 @@ function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdj
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x42; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
@@ -4214,60 +3399,15 @@ function size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdj
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxNetDevice(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x4a; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxNetDevice(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
-  { const v = m.scheduler; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxScheduler(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.rdt; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxRdt(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.memoryPolicy; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAdjustment, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.devices; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxDevice(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.resources; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
-  { const v = m.cgroupsPath; if (v) { buf[pos++] = 0x1a; pos = writeString(buf, pos, v, s); } }
-  { const v = m.oomScoreAdj; if (v != null) { { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OptionalInt(v, buf, pos, s); } } }
-  { const v = m.ioPriority; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxIOPriority(v, buf, pos, s); } } }
-  { const v = m.seccompPolicy; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxSeccomp(v, buf, pos, s); } } }
-  { const a = m.namespaces; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNamespace(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const r = m.sysctl as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x42; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const r = m.netDevices as unknown as Record<string, LinuxNetDevice>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxNetDevice(v, buf, pos, s); }
-    }
-  } }
-  { const v = m.scheduler; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos, s); } } }
-  { const v = m.rdt; if (v != null) { { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos, s); } } }
-  { const v = m.memoryPolicy; if (v != null) { { buf[pos++] = 0x62; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, buf, pos, s); } } }
+  { const v = m.scheduler; if (v != null) { buf[pos++] = 0x52; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxScheduler(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.rdt; if (v != null) { buf[pos++] = 0x5a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxRdt(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.memoryPolicy; if (v != null) { buf[pos++] = 0x62; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4363,22 +3503,10 @@ function clone_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m: LinuxContainerAd
   return o as unknown as LinuxContainerAdjustment;
 }
 
-function size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, s: Sizes): number {
-  let n = 0;
-  { const v = m.mode; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.nodes; if (v) { n += 1 + stringSize(s, v); } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy, buf: Uint8Array, pos: number): number {
   { const v = m.mode; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
-  { const v = m.nodes; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
-  { const a = m.flags; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
-  } }
+  { const v = m.nodes; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
+  { const a = m.flags; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x1a; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4424,17 +3552,9 @@ function clone_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m: LinuxMemoryPolicy): Lin
   return o as unknown as LinuxMemoryPolicy;
 }
 
-function size_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.key; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue, buf: Uint8Array, pos: number): number {
+  { const v = m.key; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.value; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4477,17 +3597,9 @@ function clone_nri$pkg$api$v1alpha1$KeyValue(m: KeyValue): KeyValue {
   return o as unknown as KeyValue;
 }
 
-function size_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4532,13 +3644,7 @@ function clone_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m: PostCreateCont
   return o as unknown as PostCreateContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateContainerResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4576,17 +3682,9 @@ function clone_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m: PostCreateCon
   return o as unknown as PostCreateContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4631,13 +3729,7 @@ function clone_nri$pkg$api$v1alpha1$StartContainerRequest(m: StartContainerReque
   return o as unknown as StartContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4675,17 +3767,9 @@ function clone_nri$pkg$api$v1alpha1$StartContainerResponse(m: StartContainerResp
   return o as unknown as StartContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4730,13 +3814,7 @@ function clone_nri$pkg$api$v1alpha1$PostStartContainerRequest(m: PostStartContai
   return o as unknown as PostStartContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartContainerResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4774,19 +3852,10 @@ function clone_nri$pkg$api$v1alpha1$PostStartContainerResponse(m: PostStartConta
   return o as unknown as PostStartContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.linuxResources; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$LinuxResources(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
-  { const v = m.linuxResources; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.linuxResources; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$LinuxResources(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4834,31 +3903,15 @@ function clone_nri$pkg$api$v1alpha1$UpdateContainerRequest(m: UpdateContainerReq
   return o as unknown as UpdateContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerResponse, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerResponse, buf: Uint8Array, pos: number): number {
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.evict; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.update; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const a = m.evict; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerEviction(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -4905,17 +3958,9 @@ function clone_nri$pkg$api$v1alpha1$UpdateContainerResponse(m: UpdateContainerRe
   return o as unknown as UpdateContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -4960,13 +4005,7 @@ function clone_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m: PostUpdateCont
   return o as unknown as PostUpdateContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateContainerResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5004,17 +4043,9 @@ function clone_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m: PostUpdateCon
   return o as unknown as PostUpdateContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5059,21 +4090,10 @@ function clone_nri$pkg$api$v1alpha1$StopContainerRequest(m: StopContainerRequest
   return o as unknown as StopContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerResponse, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerResponse, buf: Uint8Array, pos: number): number {
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.update; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -5117,17 +4137,9 @@ function clone_nri$pkg$api$v1alpha1$StopContainerResponse(m: StopContainerRespon
   return o as unknown as StopContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+function write_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5172,13 +4184,7 @@ function clone_nri$pkg$api$v1alpha1$RemoveContainerRequest(m: RemoveContainerReq
   return o as unknown as RemoveContainerRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerResponse, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5216,19 +4222,10 @@ function clone_nri$pkg$api$v1alpha1$RemoveContainerResponse(m: RemoveContainerRe
   return o as unknown as RemoveContainerResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent, s: Sizes): number {
-  let n = 0;
-  { const v = m.event; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent, buf: Uint8Array, pos: number): number {
   { const v = m.event; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
+  { const v = m.pod; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5275,39 +4272,19 @@ function clone_nri$pkg$api$v1alpha1$StateChangeEvent(m: StateChangeEvent): State
   return o as unknown as StateChangeEvent;
 }
 
-function size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, s: Sizes): number {
-  let n = 0;
-  { const v = m.pod; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PodSandbox(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.container; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$Container(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.adjust; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerAdjustment(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+function write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, buf: Uint8Array, pos: number): number {
+  { const v = m.pod; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.container; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.adjust; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.update; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x22; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.owners; if (v != null) { { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$OwningPlugins(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.owners; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$OwningPlugins(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.plugins; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$PluginInstance(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: ValidateContainerAdjustmentRequest, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.pod; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PodSandbox(v, buf, pos, s); } } }
-  { const v = m.container; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$Container(v, buf, pos, s); } } }
-  { const v = m.adjust; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerAdjustment(v, buf, pos, s); } } }
-  { const a = m.update; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$ContainerUpdate(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.owners; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$OwningPlugins(v, buf, pos, s); } } }
-  { const a = m.plugins; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$PluginInstance(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x32; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$PluginInstance(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -5366,17 +4343,9 @@ function clone_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m: Valida
   return o as unknown as ValidateContainerAdjustmentRequest;
 }
 
-function size_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance, s: Sizes): number {
-  let n = 0;
-  { const v = m.name; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.index; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
-  { const v = m.index; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+function write_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance, buf: Uint8Array, pos: number): number {
+  { const v = m.name; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
+  { const v = m.index; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5419,34 +4388,16 @@ function clone_nri$pkg$api$v1alpha1$PluginInstance(m: PluginInstance): PluginIns
   return o as unknown as PluginInstance;
 }
 
-function size_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins, buf: Uint8Array, pos: number): number {
   { const r = m.owners as unknown as Record<string, FieldOwners>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$FieldOwners(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const r = m.owners as unknown as Record<string, FieldOwners>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$FieldOwners(v, buf, pos, s); }
+      buf[pos++] = 0xa; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$FieldOwners(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -5504,19 +4455,16 @@ function clone_nri$pkg$api$v1alpha1$OwningPlugins(m: OwningPlugins): OwningPlugi
   return o as unknown as OwningPlugins;
 }
 
-function size_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, buf: Uint8Array, pos: number): number {
   { const r = m.simple as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + int32Size(Number(k));
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0xa; const at = pos; pos++;
+      buf[pos++] = 0x8; pos = writeInt32(buf, pos, Number(k));
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.compound as unknown as Record<string, CompoundFieldOwners>; if (r !== undefined) {
@@ -5524,37 +4472,10 @@ function size_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, s: Sizes): number
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + int32Size(Number(k));
-      { const k = s.reserve(); const l = size_nri$pkg$api$v1alpha1$CompoundFieldOwners(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const r = m.simple as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x12; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeInt32(buf, pos, Number(k));
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const r = m.compound as unknown as Record<string, CompoundFieldOwners>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x12; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0x8; pos = writeInt32(buf, pos, Number(k));
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_nri$pkg$api$v1alpha1$CompoundFieldOwners(v, buf, pos, s); }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_nri$pkg$api$v1alpha1$CompoundFieldOwners(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -5623,34 +4544,16 @@ function clone_nri$pkg$api$v1alpha1$FieldOwners(m: FieldOwners): FieldOwners {
   return o as unknown as FieldOwners;
 }
 
-function size_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners, s: Sizes): number {
-  let n = 0;
+function write_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners, buf: Uint8Array, pos: number): number {
   { const r = m.owners as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const r = m.owners as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
+      buf[pos++] = 0xa; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -5702,17 +4605,9 @@ function clone_nri$pkg$api$v1alpha1$CompoundFieldOwners(m: CompoundFieldOwners):
   return o as unknown as CompoundFieldOwners;
 }
 
-function size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, s: Sizes): number {
-  let n = 0;
-  { const v = m.reject; if (v) { n += 1 + 1; } }
-  { const v = m.reason; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: ValidateContainerAdjustmentResponse, buf: Uint8Array, pos: number): number {
   { const v = m.reject; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
-  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.reason; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5755,13 +4650,7 @@ function clone_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m: Valid
   return o as unknown as ValidateContainerAdjustmentResponse;
 }
 
-function size_nri$pkg$api$v1alpha1$Empty(m: Empty, s: Sizes): number {
-  let n = 0;
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$Empty(m: Empty, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$Empty(m: Empty, buf: Uint8Array, pos: number): number {
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -5799,14 +4688,7 @@ function clone_nri$pkg$api$v1alpha1$Empty(m: Empty): Empty {
   return o as unknown as Empty;
 }
 
-function size_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + int32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -5851,10 +4733,11 @@ function clone_nri$pkg$api$v1alpha1$OptionalInt32(m: OptionalInt32): OptionalInt
 /** Encodes a nri.pkg.api.v1alpha1.RegisterPluginRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRegisterPluginRequest(message: MessageInitShape<typeof RegisterPluginRequestSchema>): Uint8Array {
   const m = message as RegisterPluginRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RegisterPluginRequest(m, s));
-  write_nri$pkg$api$v1alpha1$RegisterPluginRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RegisterPluginRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RegisterPluginRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RegisterPluginRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -5865,10 +4748,11 @@ export function decodeRegisterPluginRequest(bytes: Uint8Array): RegisterPluginRe
 /** Encodes a nri.pkg.api.v1alpha1.UpdateContainersRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUpdateContainersRequest(message: MessageInitShape<typeof UpdateContainersRequestSchema>): Uint8Array {
   const m = message as UpdateContainersRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$UpdateContainersRequest(m, s));
-  write_nri$pkg$api$v1alpha1$UpdateContainersRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$UpdateContainersRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$UpdateContainersRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.UpdateContainersRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -5879,10 +4763,11 @@ export function decodeUpdateContainersRequest(bytes: Uint8Array): UpdateContaine
 /** Encodes a nri.pkg.api.v1alpha1.UpdateContainersResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUpdateContainersResponse(message: MessageInitShape<typeof UpdateContainersResponseSchema>): Uint8Array {
   const m = message as UpdateContainersResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$UpdateContainersResponse(m, s));
-  write_nri$pkg$api$v1alpha1$UpdateContainersResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$UpdateContainersResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$UpdateContainersResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.UpdateContainersResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -5893,10 +4778,11 @@ export function decodeUpdateContainersResponse(bytes: Uint8Array): UpdateContain
 /** Encodes a nri.pkg.api.v1alpha1.LogRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLogRequest(message: MessageInitShape<typeof LogRequestSchema>): Uint8Array {
   const m = message as LogRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LogRequest(m, s));
-  write_nri$pkg$api$v1alpha1$LogRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LogRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LogRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LogRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -5907,10 +4793,11 @@ export function decodeLogRequest(bytes: Uint8Array): LogRequest {
 /** Encodes a nri.pkg.api.v1alpha1.ConfigureRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeConfigureRequest(message: MessageInitShape<typeof ConfigureRequestSchema>): Uint8Array {
   const m = message as ConfigureRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ConfigureRequest(m, s));
-  write_nri$pkg$api$v1alpha1$ConfigureRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ConfigureRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ConfigureRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ConfigureRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -5921,10 +4808,11 @@ export function decodeConfigureRequest(bytes: Uint8Array): ConfigureRequest {
 /** Encodes a nri.pkg.api.v1alpha1.ConfigureResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeConfigureResponse(message: MessageInitShape<typeof ConfigureResponseSchema>): Uint8Array {
   const m = message as ConfigureResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ConfigureResponse(m, s));
-  write_nri$pkg$api$v1alpha1$ConfigureResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ConfigureResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ConfigureResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ConfigureResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -5935,10 +4823,11 @@ export function decodeConfigureResponse(bytes: Uint8Array): ConfigureResponse {
 /** Encodes a nri.pkg.api.v1alpha1.FailurePolicy (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeFailurePolicy(message: MessageInitShape<typeof FailurePolicySchema>): Uint8Array {
   const m = message as FailurePolicy;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$FailurePolicy(m, s));
-  write_nri$pkg$api$v1alpha1$FailurePolicy(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$FailurePolicy(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$FailurePolicy(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.FailurePolicy; malformed bytes throw DecodeError naming the message and field. */
@@ -5949,10 +4838,11 @@ export function decodeFailurePolicy(bytes: Uint8Array): FailurePolicy {
 /** Encodes a nri.pkg.api.v1alpha1.SynchronizeRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeSynchronizeRequest(message: MessageInitShape<typeof SynchronizeRequestSchema>): Uint8Array {
   const m = message as SynchronizeRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$SynchronizeRequest(m, s));
-  write_nri$pkg$api$v1alpha1$SynchronizeRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$SynchronizeRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$SynchronizeRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.SynchronizeRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -5963,10 +4853,11 @@ export function decodeSynchronizeRequest(bytes: Uint8Array): SynchronizeRequest 
 /** Encodes a nri.pkg.api.v1alpha1.SynchronizeResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeSynchronizeResponse(message: MessageInitShape<typeof SynchronizeResponseSchema>): Uint8Array {
   const m = message as SynchronizeResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$SynchronizeResponse(m, s));
-  write_nri$pkg$api$v1alpha1$SynchronizeResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$SynchronizeResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$SynchronizeResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.SynchronizeResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -5977,10 +4868,11 @@ export function decodeSynchronizeResponse(bytes: Uint8Array): SynchronizeRespons
 /** Encodes a nri.pkg.api.v1alpha1.RunPodSandboxRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRunPodSandboxRequest(message: MessageInitShape<typeof RunPodSandboxRequestSchema>): Uint8Array {
   const m = message as RunPodSandboxRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m, s));
-  write_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RunPodSandboxRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RunPodSandboxRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -5991,10 +4883,11 @@ export function decodeRunPodSandboxRequest(bytes: Uint8Array): RunPodSandboxRequ
 /** Encodes a nri.pkg.api.v1alpha1.RunPodSandboxResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRunPodSandboxResponse(message: MessageInitShape<typeof RunPodSandboxResponseSchema>): Uint8Array {
   const m = message as RunPodSandboxResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m, s));
-  write_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RunPodSandboxResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RunPodSandboxResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6005,10 +4898,11 @@ export function decodeRunPodSandboxResponse(bytes: Uint8Array): RunPodSandboxRes
 /** Encodes a nri.pkg.api.v1alpha1.UpdatePodSandboxRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUpdatePodSandboxRequest(message: MessageInitShape<typeof UpdatePodSandboxRequestSchema>): Uint8Array {
   const m = message as UpdatePodSandboxRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m, s));
-  write_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$UpdatePodSandboxRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.UpdatePodSandboxRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6019,10 +4913,11 @@ export function decodeUpdatePodSandboxRequest(bytes: Uint8Array): UpdatePodSandb
 /** Encodes a nri.pkg.api.v1alpha1.UpdatePodSandboxResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUpdatePodSandboxResponse(message: MessageInitShape<typeof UpdatePodSandboxResponseSchema>): Uint8Array {
   const m = message as UpdatePodSandboxResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m, s));
-  write_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$UpdatePodSandboxResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.UpdatePodSandboxResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6033,10 +4928,11 @@ export function decodeUpdatePodSandboxResponse(bytes: Uint8Array): UpdatePodSand
 /** Encodes a nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostUpdatePodSandboxRequest(message: MessageInitShape<typeof PostUpdatePodSandboxRequestSchema>): Uint8Array {
   const m = message as PostUpdatePodSandboxRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m, s));
-  write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostUpdatePodSandboxRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6047,10 +4943,11 @@ export function decodePostUpdatePodSandboxRequest(bytes: Uint8Array): PostUpdate
 /** Encodes a nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostUpdatePodSandboxResponse(message: MessageInitShape<typeof PostUpdatePodSandboxResponseSchema>): Uint8Array {
   const m = message as PostUpdatePodSandboxResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m, s));
-  write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostUpdatePodSandboxResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostUpdatePodSandboxResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6061,10 +4958,11 @@ export function decodePostUpdatePodSandboxResponse(bytes: Uint8Array): PostUpdat
 /** Encodes a nri.pkg.api.v1alpha1.StopPodSandboxRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStopPodSandboxRequest(message: MessageInitShape<typeof StopPodSandboxRequestSchema>): Uint8Array {
   const m = message as StopPodSandboxRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m, s));
-  write_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StopPodSandboxRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StopPodSandboxRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6075,10 +4973,11 @@ export function decodeStopPodSandboxRequest(bytes: Uint8Array): StopPodSandboxRe
 /** Encodes a nri.pkg.api.v1alpha1.StopPodSandboxResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStopPodSandboxResponse(message: MessageInitShape<typeof StopPodSandboxResponseSchema>): Uint8Array {
   const m = message as StopPodSandboxResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m, s));
-  write_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StopPodSandboxResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StopPodSandboxResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6089,10 +4988,11 @@ export function decodeStopPodSandboxResponse(bytes: Uint8Array): StopPodSandboxR
 /** Encodes a nri.pkg.api.v1alpha1.RemovePodSandboxRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRemovePodSandboxRequest(message: MessageInitShape<typeof RemovePodSandboxRequestSchema>): Uint8Array {
   const m = message as RemovePodSandboxRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m, s));
-  write_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RemovePodSandboxRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RemovePodSandboxRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6103,10 +5003,11 @@ export function decodeRemovePodSandboxRequest(bytes: Uint8Array): RemovePodSandb
 /** Encodes a nri.pkg.api.v1alpha1.RemovePodSandboxResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRemovePodSandboxResponse(message: MessageInitShape<typeof RemovePodSandboxResponseSchema>): Uint8Array {
   const m = message as RemovePodSandboxResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m, s));
-  write_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RemovePodSandboxResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RemovePodSandboxResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6117,10 +5018,11 @@ export function decodeRemovePodSandboxResponse(bytes: Uint8Array): RemovePodSand
 /** Encodes a nri.pkg.api.v1alpha1.CreateContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeCreateContainerRequest(message: MessageInitShape<typeof CreateContainerRequestSchema>): Uint8Array {
   const m = message as CreateContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$CreateContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$CreateContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$CreateContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$CreateContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.CreateContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6131,10 +5033,11 @@ export function decodeCreateContainerRequest(bytes: Uint8Array): CreateContainer
 /** Encodes a nri.pkg.api.v1alpha1.CreateContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeCreateContainerResponse(message: MessageInitShape<typeof CreateContainerResponseSchema>): Uint8Array {
   const m = message as CreateContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$CreateContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$CreateContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$CreateContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$CreateContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.CreateContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6145,10 +5048,11 @@ export function decodeCreateContainerResponse(bytes: Uint8Array): CreateContaine
 /** Encodes a nri.pkg.api.v1alpha1.PostCreateContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostCreateContainerRequest(message: MessageInitShape<typeof PostCreateContainerRequestSchema>): Uint8Array {
   const m = message as PostCreateContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostCreateContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostCreateContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6159,10 +5063,11 @@ export function decodePostCreateContainerRequest(bytes: Uint8Array): PostCreateC
 /** Encodes a nri.pkg.api.v1alpha1.PostCreateContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostCreateContainerResponse(message: MessageInitShape<typeof PostCreateContainerResponseSchema>): Uint8Array {
   const m = message as PostCreateContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostCreateContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostCreateContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6173,10 +5078,11 @@ export function decodePostCreateContainerResponse(bytes: Uint8Array): PostCreate
 /** Encodes a nri.pkg.api.v1alpha1.StartContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStartContainerRequest(message: MessageInitShape<typeof StartContainerRequestSchema>): Uint8Array {
   const m = message as StartContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StartContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$StartContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StartContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StartContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StartContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6187,10 +5093,11 @@ export function decodeStartContainerRequest(bytes: Uint8Array): StartContainerRe
 /** Encodes a nri.pkg.api.v1alpha1.StartContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStartContainerResponse(message: MessageInitShape<typeof StartContainerResponseSchema>): Uint8Array {
   const m = message as StartContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StartContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$StartContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StartContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StartContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StartContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6201,10 +5108,11 @@ export function decodeStartContainerResponse(bytes: Uint8Array): StartContainerR
 /** Encodes a nri.pkg.api.v1alpha1.PostStartContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostStartContainerRequest(message: MessageInitShape<typeof PostStartContainerRequestSchema>): Uint8Array {
   const m = message as PostStartContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostStartContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$PostStartContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostStartContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostStartContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostStartContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6215,10 +5123,11 @@ export function decodePostStartContainerRequest(bytes: Uint8Array): PostStartCon
 /** Encodes a nri.pkg.api.v1alpha1.PostStartContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostStartContainerResponse(message: MessageInitShape<typeof PostStartContainerResponseSchema>): Uint8Array {
   const m = message as PostStartContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostStartContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$PostStartContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostStartContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostStartContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostStartContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6229,10 +5138,11 @@ export function decodePostStartContainerResponse(bytes: Uint8Array): PostStartCo
 /** Encodes a nri.pkg.api.v1alpha1.UpdateContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUpdateContainerRequest(message: MessageInitShape<typeof UpdateContainerRequestSchema>): Uint8Array {
   const m = message as UpdateContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$UpdateContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$UpdateContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$UpdateContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$UpdateContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.UpdateContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6243,10 +5153,11 @@ export function decodeUpdateContainerRequest(bytes: Uint8Array): UpdateContainer
 /** Encodes a nri.pkg.api.v1alpha1.UpdateContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUpdateContainerResponse(message: MessageInitShape<typeof UpdateContainerResponseSchema>): Uint8Array {
   const m = message as UpdateContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$UpdateContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$UpdateContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$UpdateContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$UpdateContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.UpdateContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6257,10 +5168,11 @@ export function decodeUpdateContainerResponse(bytes: Uint8Array): UpdateContaine
 /** Encodes a nri.pkg.api.v1alpha1.PostUpdateContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostUpdateContainerRequest(message: MessageInitShape<typeof PostUpdateContainerRequestSchema>): Uint8Array {
   const m = message as PostUpdateContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostUpdateContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostUpdateContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6271,10 +5183,11 @@ export function decodePostUpdateContainerRequest(bytes: Uint8Array): PostUpdateC
 /** Encodes a nri.pkg.api.v1alpha1.PostUpdateContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePostUpdateContainerResponse(message: MessageInitShape<typeof PostUpdateContainerResponseSchema>): Uint8Array {
   const m = message as PostUpdateContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PostUpdateContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PostUpdateContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6285,10 +5198,11 @@ export function decodePostUpdateContainerResponse(bytes: Uint8Array): PostUpdate
 /** Encodes a nri.pkg.api.v1alpha1.StopContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStopContainerRequest(message: MessageInitShape<typeof StopContainerRequestSchema>): Uint8Array {
   const m = message as StopContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StopContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$StopContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StopContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StopContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StopContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6299,10 +5213,11 @@ export function decodeStopContainerRequest(bytes: Uint8Array): StopContainerRequ
 /** Encodes a nri.pkg.api.v1alpha1.StopContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStopContainerResponse(message: MessageInitShape<typeof StopContainerResponseSchema>): Uint8Array {
   const m = message as StopContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StopContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$StopContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StopContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StopContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StopContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6313,10 +5228,11 @@ export function decodeStopContainerResponse(bytes: Uint8Array): StopContainerRes
 /** Encodes a nri.pkg.api.v1alpha1.RemoveContainerRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRemoveContainerRequest(message: MessageInitShape<typeof RemoveContainerRequestSchema>): Uint8Array {
   const m = message as RemoveContainerRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RemoveContainerRequest(m, s));
-  write_nri$pkg$api$v1alpha1$RemoveContainerRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RemoveContainerRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RemoveContainerRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RemoveContainerRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6327,10 +5243,11 @@ export function decodeRemoveContainerRequest(bytes: Uint8Array): RemoveContainer
 /** Encodes a nri.pkg.api.v1alpha1.RemoveContainerResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRemoveContainerResponse(message: MessageInitShape<typeof RemoveContainerResponseSchema>): Uint8Array {
   const m = message as RemoveContainerResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$RemoveContainerResponse(m, s));
-  write_nri$pkg$api$v1alpha1$RemoveContainerResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$RemoveContainerResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$RemoveContainerResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.RemoveContainerResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6341,10 +5258,11 @@ export function decodeRemoveContainerResponse(bytes: Uint8Array): RemoveContaine
 /** Encodes a nri.pkg.api.v1alpha1.StateChangeEvent (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStateChangeEvent(message: MessageInitShape<typeof StateChangeEventSchema>): Uint8Array {
   const m = message as StateChangeEvent;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$StateChangeEvent(m, s));
-  write_nri$pkg$api$v1alpha1$StateChangeEvent(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$StateChangeEvent(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$StateChangeEvent(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.StateChangeEvent; malformed bytes throw DecodeError naming the message and field. */
@@ -6355,10 +5273,11 @@ export function decodeStateChangeEvent(bytes: Uint8Array): StateChangeEvent {
 /** Encodes a nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeValidateContainerAdjustmentRequest(message: MessageInitShape<typeof ValidateContainerAdjustmentRequestSchema>): Uint8Array {
   const m = message as ValidateContainerAdjustmentRequest;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m, s));
-  write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentRequest(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ValidateContainerAdjustmentRequest; malformed bytes throw DecodeError naming the message and field. */
@@ -6369,10 +5288,11 @@ export function decodeValidateContainerAdjustmentRequest(bytes: Uint8Array): Val
 /** Encodes a nri.pkg.api.v1alpha1.PluginInstance (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePluginInstance(message: MessageInitShape<typeof PluginInstanceSchema>): Uint8Array {
   const m = message as PluginInstance;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PluginInstance(m, s));
-  write_nri$pkg$api$v1alpha1$PluginInstance(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PluginInstance(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PluginInstance(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PluginInstance; malformed bytes throw DecodeError naming the message and field. */
@@ -6383,10 +5303,11 @@ export function decodePluginInstance(bytes: Uint8Array): PluginInstance {
 /** Encodes a nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeValidateContainerAdjustmentResponse(message: MessageInitShape<typeof ValidateContainerAdjustmentResponseSchema>): Uint8Array {
   const m = message as ValidateContainerAdjustmentResponse;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m, s));
-  write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ValidateContainerAdjustmentResponse(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ValidateContainerAdjustmentResponse; malformed bytes throw DecodeError naming the message and field. */
@@ -6397,10 +5318,11 @@ export function decodeValidateContainerAdjustmentResponse(bytes: Uint8Array): Va
 /** Encodes a nri.pkg.api.v1alpha1.Empty (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeEmpty(message: MessageInitShape<typeof EmptySchema>): Uint8Array {
   const m = message as Empty;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$Empty(m, s));
-  write_nri$pkg$api$v1alpha1$Empty(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$Empty(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$Empty(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.Empty; malformed bytes throw DecodeError naming the message and field. */
@@ -6411,10 +5333,11 @@ export function decodeEmpty(bytes: Uint8Array): Empty {
 /** Encodes a nri.pkg.api.v1alpha1.PodSandbox (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePodSandbox(message: MessageInitShape<typeof PodSandboxSchema>): Uint8Array {
   const m = message as PodSandbox;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$PodSandbox(m, s));
-  write_nri$pkg$api$v1alpha1$PodSandbox(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$PodSandbox(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$PodSandbox(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.PodSandbox; malformed bytes throw DecodeError naming the message and field. */
@@ -6425,10 +5348,11 @@ export function decodePodSandbox(bytes: Uint8Array): PodSandbox {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxPodSandbox (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxPodSandbox(message: MessageInitShape<typeof LinuxPodSandboxSchema>): Uint8Array {
   const m = message as LinuxPodSandbox;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxPodSandbox(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxPodSandbox(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxPodSandbox(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxPodSandbox(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxPodSandbox; malformed bytes throw DecodeError naming the message and field. */
@@ -6439,10 +5363,11 @@ export function decodeLinuxPodSandbox(bytes: Uint8Array): LinuxPodSandbox {
 /** Encodes a nri.pkg.api.v1alpha1.Container (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeContainer(message: MessageInitShape<typeof ContainerSchema>): Uint8Array {
   const m = message as Container;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$Container(m, s));
-  write_nri$pkg$api$v1alpha1$Container(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$Container(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$Container(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.Container; malformed bytes throw DecodeError naming the message and field. */
@@ -6453,10 +5378,11 @@ export function decodeContainer(bytes: Uint8Array): Container {
 /** Encodes a nri.pkg.api.v1alpha1.Image (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeImage(message: MessageInitShape<typeof ImageSchema>): Uint8Array {
   const m = message as Image;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$Image(m, s));
-  write_nri$pkg$api$v1alpha1$Image(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$Image(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$Image(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.Image; malformed bytes throw DecodeError naming the message and field. */
@@ -6467,10 +5393,11 @@ export function decodeImage(bytes: Uint8Array): Image {
 /** Encodes a nri.pkg.api.v1alpha1.Mount (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeMount(message: MessageInitShape<typeof MountSchema>): Uint8Array {
   const m = message as Mount;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$Mount(m, s));
-  write_nri$pkg$api$v1alpha1$Mount(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$Mount(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$Mount(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.Mount; malformed bytes throw DecodeError naming the message and field. */
@@ -6481,10 +5408,11 @@ export function decodeMount(bytes: Uint8Array): Mount {
 /** Encodes a nri.pkg.api.v1alpha1.Hooks (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeHooks(message: MessageInitShape<typeof HooksSchema>): Uint8Array {
   const m = message as Hooks;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$Hooks(m, s));
-  write_nri$pkg$api$v1alpha1$Hooks(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$Hooks(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$Hooks(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.Hooks; malformed bytes throw DecodeError naming the message and field. */
@@ -6495,10 +5423,11 @@ export function decodeHooks(bytes: Uint8Array): Hooks {
 /** Encodes a nri.pkg.api.v1alpha1.Hook (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeHook(message: MessageInitShape<typeof HookSchema>): Uint8Array {
   const m = message as Hook;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$Hook(m, s));
-  write_nri$pkg$api$v1alpha1$Hook(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$Hook(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$Hook(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.Hook; malformed bytes throw DecodeError naming the message and field. */
@@ -6509,10 +5438,11 @@ export function decodeHook(bytes: Uint8Array): Hook {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxContainer (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxContainer(message: MessageInitShape<typeof LinuxContainerSchema>): Uint8Array {
   const m = message as LinuxContainer;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxContainer(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxContainer(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxContainer(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxContainer(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxContainer; malformed bytes throw DecodeError naming the message and field. */
@@ -6523,10 +5453,11 @@ export function decodeLinuxContainer(bytes: Uint8Array): LinuxContainer {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxNamespace (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxNamespace(message: MessageInitShape<typeof LinuxNamespaceSchema>): Uint8Array {
   const m = message as LinuxNamespace;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxNamespace(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxNamespace(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxNamespace(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxNamespace(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxNamespace; malformed bytes throw DecodeError naming the message and field. */
@@ -6537,10 +5468,11 @@ export function decodeLinuxNamespace(bytes: Uint8Array): LinuxNamespace {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxDevice (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxDevice(message: MessageInitShape<typeof LinuxDeviceSchema>): Uint8Array {
   const m = message as LinuxDevice;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxDevice(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxDevice(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxDevice(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxDevice(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxDevice; malformed bytes throw DecodeError naming the message and field. */
@@ -6551,10 +5483,11 @@ export function decodeLinuxDevice(bytes: Uint8Array): LinuxDevice {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxDeviceCgroup (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxDeviceCgroup(message: MessageInitShape<typeof LinuxDeviceCgroupSchema>): Uint8Array {
   const m = message as LinuxDeviceCgroup;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxDeviceCgroup(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxDeviceCgroup; malformed bytes throw DecodeError naming the message and field. */
@@ -6565,10 +5498,11 @@ export function decodeLinuxDeviceCgroup(bytes: Uint8Array): LinuxDeviceCgroup {
 /** Encodes a nri.pkg.api.v1alpha1.CDIDevice (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeCDIDevice(message: MessageInitShape<typeof CDIDeviceSchema>): Uint8Array {
   const m = message as CDIDevice;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$CDIDevice(m, s));
-  write_nri$pkg$api$v1alpha1$CDIDevice(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$CDIDevice(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$CDIDevice(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.CDIDevice; malformed bytes throw DecodeError naming the message and field. */
@@ -6579,10 +5513,11 @@ export function decodeCDIDevice(bytes: Uint8Array): CDIDevice {
 /** Encodes a nri.pkg.api.v1alpha1.User (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeUser(message: MessageInitShape<typeof UserSchema>): Uint8Array {
   const m = message as User;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$User(m, s));
-  write_nri$pkg$api$v1alpha1$User(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$User(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$User(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.User; malformed bytes throw DecodeError naming the message and field. */
@@ -6593,10 +5528,11 @@ export function decodeUser(bytes: Uint8Array): User {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxResources (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxResources(message: MessageInitShape<typeof LinuxResourcesSchema>): Uint8Array {
   const m = message as LinuxResources;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxResources(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxResources(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxResources(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxResources(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxResources; malformed bytes throw DecodeError naming the message and field. */
@@ -6607,10 +5543,11 @@ export function decodeLinuxResources(bytes: Uint8Array): LinuxResources {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxMemory (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxMemory(message: MessageInitShape<typeof LinuxMemorySchema>): Uint8Array {
   const m = message as LinuxMemory;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxMemory(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxMemory(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxMemory(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxMemory(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxMemory; malformed bytes throw DecodeError naming the message and field. */
@@ -6621,10 +5558,11 @@ export function decodeLinuxMemory(bytes: Uint8Array): LinuxMemory {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxCPU (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxCPU(message: MessageInitShape<typeof LinuxCPUSchema>): Uint8Array {
   const m = message as LinuxCPU;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxCPU(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxCPU(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxCPU(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxCPU(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxCPU; malformed bytes throw DecodeError naming the message and field. */
@@ -6635,10 +5573,11 @@ export function decodeLinuxCPU(bytes: Uint8Array): LinuxCPU {
 /** Encodes a nri.pkg.api.v1alpha1.HugepageLimit (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeHugepageLimit(message: MessageInitShape<typeof HugepageLimitSchema>): Uint8Array {
   const m = message as HugepageLimit;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$HugepageLimit(m, s));
-  write_nri$pkg$api$v1alpha1$HugepageLimit(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$HugepageLimit(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$HugepageLimit(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.HugepageLimit; malformed bytes throw DecodeError naming the message and field. */
@@ -6649,10 +5588,11 @@ export function decodeHugepageLimit(bytes: Uint8Array): HugepageLimit {
 /** Encodes a nri.pkg.api.v1alpha1.SecurityProfile (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeSecurityProfile(message: MessageInitShape<typeof SecurityProfileSchema>): Uint8Array {
   const m = message as SecurityProfile;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$SecurityProfile(m, s));
-  write_nri$pkg$api$v1alpha1$SecurityProfile(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$SecurityProfile(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$SecurityProfile(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.SecurityProfile; malformed bytes throw DecodeError naming the message and field. */
@@ -6663,10 +5603,11 @@ export function decodeSecurityProfile(bytes: Uint8Array): SecurityProfile {
 /** Encodes a nri.pkg.api.v1alpha1.POSIXRlimit (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodePOSIXRlimit(message: MessageInitShape<typeof POSIXRlimitSchema>): Uint8Array {
   const m = message as POSIXRlimit;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$POSIXRlimit(m, s));
-  write_nri$pkg$api$v1alpha1$POSIXRlimit(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$POSIXRlimit(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$POSIXRlimit(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.POSIXRlimit; malformed bytes throw DecodeError naming the message and field. */
@@ -6677,10 +5618,11 @@ export function decodePOSIXRlimit(bytes: Uint8Array): POSIXRlimit {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxPids (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxPids(message: MessageInitShape<typeof LinuxPidsSchema>): Uint8Array {
   const m = message as LinuxPids;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxPids(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxPids(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxPids(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxPids(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxPids; malformed bytes throw DecodeError naming the message and field. */
@@ -6691,10 +5633,11 @@ export function decodeLinuxPids(bytes: Uint8Array): LinuxPids {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxIOPriority (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxIOPriority(message: MessageInitShape<typeof LinuxIOPrioritySchema>): Uint8Array {
   const m = message as LinuxIOPriority;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxIOPriority(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxIOPriority(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxIOPriority(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxIOPriority(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxIOPriority; malformed bytes throw DecodeError naming the message and field. */
@@ -6705,10 +5648,11 @@ export function decodeLinuxIOPriority(bytes: Uint8Array): LinuxIOPriority {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxNetDevice (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxNetDevice(message: MessageInitShape<typeof LinuxNetDeviceSchema>): Uint8Array {
   const m = message as LinuxNetDevice;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxNetDevice(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxNetDevice(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxNetDevice(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxNetDevice(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxNetDevice; malformed bytes throw DecodeError naming the message and field. */
@@ -6719,10 +5663,11 @@ export function decodeLinuxNetDevice(bytes: Uint8Array): LinuxNetDevice {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxScheduler (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxScheduler(message: MessageInitShape<typeof LinuxSchedulerSchema>): Uint8Array {
   const m = message as LinuxScheduler;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxScheduler(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxScheduler(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxScheduler(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxScheduler(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxScheduler; malformed bytes throw DecodeError naming the message and field. */
@@ -6733,10 +5678,11 @@ export function decodeLinuxScheduler(bytes: Uint8Array): LinuxScheduler {
 /** Encodes a nri.pkg.api.v1alpha1.ContainerAdjustment (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeContainerAdjustment(message: MessageInitShape<typeof ContainerAdjustmentSchema>): Uint8Array {
   const m = message as ContainerAdjustment;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ContainerAdjustment(m, s));
-  write_nri$pkg$api$v1alpha1$ContainerAdjustment(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ContainerAdjustment(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ContainerAdjustment(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ContainerAdjustment; malformed bytes throw DecodeError naming the message and field. */
@@ -6747,10 +5693,11 @@ export function decodeContainerAdjustment(bytes: Uint8Array): ContainerAdjustmen
 /** Encodes a nri.pkg.api.v1alpha1.LinuxContainerAdjustment (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxContainerAdjustment(message: MessageInitShape<typeof LinuxContainerAdjustmentSchema>): Uint8Array {
   const m = message as LinuxContainerAdjustment;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxContainerAdjustment(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxContainerAdjustment; malformed bytes throw DecodeError naming the message and field. */
@@ -6761,10 +5708,11 @@ export function decodeLinuxContainerAdjustment(bytes: Uint8Array): LinuxContaine
 /** Encodes a nri.pkg.api.v1alpha1.LinuxSeccomp (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxSeccomp(message: MessageInitShape<typeof LinuxSeccompSchema>): Uint8Array {
   const m = message as LinuxSeccomp;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxSeccomp(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxSeccomp(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxSeccomp(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxSeccomp(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxSeccomp; malformed bytes throw DecodeError naming the message and field. */
@@ -6775,10 +5723,11 @@ export function decodeLinuxSeccomp(bytes: Uint8Array): LinuxSeccomp {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxSyscall (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxSyscall(message: MessageInitShape<typeof LinuxSyscallSchema>): Uint8Array {
   const m = message as LinuxSyscall;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxSyscall(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxSyscall(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxSyscall(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxSyscall(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxSyscall; malformed bytes throw DecodeError naming the message and field. */
@@ -6789,10 +5738,11 @@ export function decodeLinuxSyscall(bytes: Uint8Array): LinuxSyscall {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxSeccompArg (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxSeccompArg(message: MessageInitShape<typeof LinuxSeccompArgSchema>): Uint8Array {
   const m = message as LinuxSeccompArg;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxSeccompArg(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxSeccompArg(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxSeccompArg(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxSeccompArg(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxSeccompArg; malformed bytes throw DecodeError naming the message and field. */
@@ -6803,10 +5753,11 @@ export function decodeLinuxSeccompArg(bytes: Uint8Array): LinuxSeccompArg {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxMemoryPolicy (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxMemoryPolicy(message: MessageInitShape<typeof LinuxMemoryPolicySchema>): Uint8Array {
   const m = message as LinuxMemoryPolicy;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxMemoryPolicy(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxMemoryPolicy; malformed bytes throw DecodeError naming the message and field. */
@@ -6817,10 +5768,11 @@ export function decodeLinuxMemoryPolicy(bytes: Uint8Array): LinuxMemoryPolicy {
 /** Encodes a nri.pkg.api.v1alpha1.ContainerUpdate (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeContainerUpdate(message: MessageInitShape<typeof ContainerUpdateSchema>): Uint8Array {
   const m = message as ContainerUpdate;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ContainerUpdate(m, s));
-  write_nri$pkg$api$v1alpha1$ContainerUpdate(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ContainerUpdate(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ContainerUpdate(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ContainerUpdate; malformed bytes throw DecodeError naming the message and field. */
@@ -6831,10 +5783,11 @@ export function decodeContainerUpdate(bytes: Uint8Array): ContainerUpdate {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxContainerUpdate (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxContainerUpdate(message: MessageInitShape<typeof LinuxContainerUpdateSchema>): Uint8Array {
   const m = message as LinuxContainerUpdate;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxContainerUpdate(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxContainerUpdate; malformed bytes throw DecodeError naming the message and field. */
@@ -6845,10 +5798,11 @@ export function decodeLinuxContainerUpdate(bytes: Uint8Array): LinuxContainerUpd
 /** Encodes a nri.pkg.api.v1alpha1.ContainerEviction (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeContainerEviction(message: MessageInitShape<typeof ContainerEvictionSchema>): Uint8Array {
   const m = message as ContainerEviction;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$ContainerEviction(m, s));
-  write_nri$pkg$api$v1alpha1$ContainerEviction(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$ContainerEviction(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$ContainerEviction(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.ContainerEviction; malformed bytes throw DecodeError naming the message and field. */
@@ -6859,10 +5813,11 @@ export function decodeContainerEviction(bytes: Uint8Array): ContainerEviction {
 /** Encodes a nri.pkg.api.v1alpha1.LinuxRdt (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeLinuxRdt(message: MessageInitShape<typeof LinuxRdtSchema>): Uint8Array {
   const m = message as LinuxRdt;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$LinuxRdt(m, s));
-  write_nri$pkg$api$v1alpha1$LinuxRdt(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$LinuxRdt(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$LinuxRdt(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.LinuxRdt; malformed bytes throw DecodeError naming the message and field. */
@@ -6873,10 +5828,11 @@ export function decodeLinuxRdt(bytes: Uint8Array): LinuxRdt {
 /** Encodes a nri.pkg.api.v1alpha1.KeyValue (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeKeyValue(message: MessageInitShape<typeof KeyValueSchema>): Uint8Array {
   const m = message as KeyValue;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$KeyValue(m, s));
-  write_nri$pkg$api$v1alpha1$KeyValue(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$KeyValue(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$KeyValue(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.KeyValue; malformed bytes throw DecodeError naming the message and field. */
@@ -6887,10 +5843,11 @@ export function decodeKeyValue(bytes: Uint8Array): KeyValue {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalString (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalString(message: MessageInitShape<typeof OptionalStringSchema>): Uint8Array {
   const m = message as OptionalString;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalString(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalString(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalString(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalString(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalString; malformed bytes throw DecodeError naming the message and field. */
@@ -6901,10 +5858,11 @@ export function decodeOptionalString(bytes: Uint8Array): OptionalString {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalRepeatedString (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalRepeatedString(message: MessageInitShape<typeof OptionalRepeatedStringSchema>): Uint8Array {
   const m = message as OptionalRepeatedString;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalRepeatedString(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalRepeatedString(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalRepeatedString(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalRepeatedString(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalRepeatedString; malformed bytes throw DecodeError naming the message and field. */
@@ -6915,10 +5873,11 @@ export function decodeOptionalRepeatedString(bytes: Uint8Array): OptionalRepeate
 /** Encodes a nri.pkg.api.v1alpha1.OptionalInt (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalInt(message: MessageInitShape<typeof OptionalIntSchema>): Uint8Array {
   const m = message as OptionalInt;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalInt(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalInt(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalInt(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalInt(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalInt; malformed bytes throw DecodeError naming the message and field. */
@@ -6929,10 +5888,11 @@ export function decodeOptionalInt(bytes: Uint8Array): OptionalInt {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalInt32 (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalInt32(message: MessageInitShape<typeof OptionalInt32Schema>): Uint8Array {
   const m = message as OptionalInt32;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalInt32(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalInt32(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalInt32(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalInt32(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalInt32; malformed bytes throw DecodeError naming the message and field. */
@@ -6943,10 +5903,11 @@ export function decodeOptionalInt32(bytes: Uint8Array): OptionalInt32 {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalUInt32 (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalUInt32(message: MessageInitShape<typeof OptionalUInt32Schema>): Uint8Array {
   const m = message as OptionalUInt32;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalUInt32(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalUInt32(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalUInt32(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalUInt32(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalUInt32; malformed bytes throw DecodeError naming the message and field. */
@@ -6957,10 +5918,11 @@ export function decodeOptionalUInt32(bytes: Uint8Array): OptionalUInt32 {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalInt64 (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalInt64(message: MessageInitShape<typeof OptionalInt64Schema>): Uint8Array {
   const m = message as OptionalInt64;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalInt64(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalInt64(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalInt64(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalInt64(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalInt64; malformed bytes throw DecodeError naming the message and field. */
@@ -6971,10 +5933,11 @@ export function decodeOptionalInt64(bytes: Uint8Array): OptionalInt64 {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalUInt64 (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalUInt64(message: MessageInitShape<typeof OptionalUInt64Schema>): Uint8Array {
   const m = message as OptionalUInt64;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalUInt64(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalUInt64(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalUInt64(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalUInt64(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalUInt64; malformed bytes throw DecodeError naming the message and field. */
@@ -6985,10 +5948,11 @@ export function decodeOptionalUInt64(bytes: Uint8Array): OptionalUInt64 {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalBool (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalBool(message: MessageInitShape<typeof OptionalBoolSchema>): Uint8Array {
   const m = message as OptionalBool;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalBool(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalBool(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalBool(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalBool(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalBool; malformed bytes throw DecodeError naming the message and field. */
@@ -6999,10 +5963,11 @@ export function decodeOptionalBool(bytes: Uint8Array): OptionalBool {
 /** Encodes a nri.pkg.api.v1alpha1.OptionalFileMode (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionalFileMode(message: MessageInitShape<typeof OptionalFileModeSchema>): Uint8Array {
   const m = message as OptionalFileMode;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OptionalFileMode(m, s));
-  write_nri$pkg$api$v1alpha1$OptionalFileMode(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OptionalFileMode(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OptionalFileMode(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OptionalFileMode; malformed bytes throw DecodeError naming the message and field. */
@@ -7013,10 +5978,11 @@ export function decodeOptionalFileMode(bytes: Uint8Array): OptionalFileMode {
 /** Encodes a nri.pkg.api.v1alpha1.CompoundFieldOwners (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeCompoundFieldOwners(message: MessageInitShape<typeof CompoundFieldOwnersSchema>): Uint8Array {
   const m = message as CompoundFieldOwners;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$CompoundFieldOwners(m, s));
-  write_nri$pkg$api$v1alpha1$CompoundFieldOwners(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$CompoundFieldOwners(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$CompoundFieldOwners(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.CompoundFieldOwners; malformed bytes throw DecodeError naming the message and field. */
@@ -7027,10 +5993,11 @@ export function decodeCompoundFieldOwners(bytes: Uint8Array): CompoundFieldOwner
 /** Encodes a nri.pkg.api.v1alpha1.FieldOwners (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeFieldOwners(message: MessageInitShape<typeof FieldOwnersSchema>): Uint8Array {
   const m = message as FieldOwners;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$FieldOwners(m, s));
-  write_nri$pkg$api$v1alpha1$FieldOwners(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$FieldOwners(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$FieldOwners(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.FieldOwners; malformed bytes throw DecodeError naming the message and field. */
@@ -7041,10 +6008,11 @@ export function decodeFieldOwners(bytes: Uint8Array): FieldOwners {
 /** Encodes a nri.pkg.api.v1alpha1.OwningPlugins (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOwningPlugins(message: MessageInitShape<typeof OwningPluginsSchema>): Uint8Array {
   const m = message as OwningPlugins;
-  const s = sizes.reset();
-  const buf = allocate(size_nri$pkg$api$v1alpha1$OwningPlugins(m, s));
-  write_nri$pkg$api$v1alpha1$OwningPlugins(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_nri$pkg$api$v1alpha1$OwningPlugins(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_nri$pkg$api$v1alpha1$OwningPlugins(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a nri.pkg.api.v1alpha1.OwningPlugins; malformed bytes throw DecodeError naming the message and field. */

@@ -1,7 +1,8 @@
 /**
- * Protobuf wire primitives for writing into a buffer sized in advance: each `write*` puts a
- * value at `pos` and returns the position after it; each `*Size` is the number of bytes it
- * takes. Encoders measure once, allocate once, then write.
+ * Protobuf wire primitives: each `write*` puts a value at `pos` and returns the position after
+ * it; each `*Size` is the number of bytes a value takes. Generated encoders write in one pass
+ * into a shared scratch buffer (scratchBuffer), reserving a byte for each nested length
+ * (closeLength), and copy the encoding out (takeEncoding).
  */
 
 import type { UnknownField } from "@bufbuild/protobuf";
@@ -124,11 +125,6 @@ function zigzag64(v: Int64): bigint {
   return BigInt.asUintN(64, (b << 1n) ^ (b >> 63n));
 }
 
-/** Bytes of a sint64 (zigzag) varint. */
-export function sint64Size(v: Int64): number {
-  return int64Size(zigzag64(v));
-}
-
 /** Writes a sint64 (zigzag) varint. */
 export function writeSint64(buf: Uint8Array, pos: number, v: Int64): number {
   return writeInt64(buf, pos, zigzag64(v));
@@ -174,68 +170,60 @@ export function writeDouble(buf: Uint8Array, pos: number, v: number): number {
 export function writeBytes(buf: Uint8Array, pos: number, bytes: Uint8Array): number {
   const n = bytes.length;
   if (n < 32) for (let i = 0; i < n; i++) buf[pos + i] = bytes[i]!;
-  else buf.set(bytes, pos);
+  else if (pos + n <= buf.length) buf.set(bytes, pos);
   return pos + n;
 }
 
 /**
- * Sizes measured by an encoder's first pass and read back in the same order by its second:
- * the lengths of nested messages, map entries, packed fields and strings. One instance is
- * reused: encoding is synchronous and never re-entered.
+ * Writes a string value: its length, then its UTF-8 in place. A string of fewer than 43 UTF-16
+ * units has at most 126 bytes of UTF-8, so its length takes one byte, reserved before the
+ * characters are written; ASCII is written as it is read, anything else natively. A longer
+ * string is measured first.
  */
-export class Sizes {
-  private a: number[] = [0];
-  private n = 0;
-  private i = 0;
-
-  /** Starts a first pass. */
-  reset(): this {
-    this.n = 0;
-    this.i = 0;
-    return this;
+export function writeString(buf: Uint8Array, pos: number, v: string): number {
+  const n = v.length;
+  if (n < 43) {
+    const at = pos++;
+    for (let i = 0; i < n; i++) {
+      const c = v.charCodeAt(i);
+      if (c >= 0x80) return writeShortUtf8(buf, at, v);
+      buf[pos++] = c;
+    }
+    buf[at] = n;
+    return pos;
   }
-
-  /** Records `v`. */
-  push(v: number): void {
-    this.a[this.n++] = v;
-  }
-
-  /** Reserves a slot to set() once the value is known (a message's size, after its fields). */
-  reserve(): number {
-    const k = this.n++;
-    this.a[k] = 0;
-    return k;
-  }
-
-  /** Fills the slot `k` that reserve() gave. */
-  set(k: number, v: number): void {
-    this.a[k] = v;
-  }
-
-  /** The next recorded value, in the second pass. */
-  next(): number {
-    return this.a[this.i++]!;
-  }
-}
-
-/** Bytes of a string value after its tag (length and UTF-8); records the UTF-8 length in `s`. */
-export function stringSize(s: Sizes, v: string): number {
   const l = utf8Length(v);
-  s.push(l);
-  return varint32Size(l) + l;
-}
-
-/** Writes a string value measured by stringSize: its length, then its UTF-8 in place. */
-export function writeString(buf: Uint8Array, pos: number, v: string, s: Sizes): number {
-  const l = s.next();
   pos = writeVarint32(buf, pos, l);
-  return writeUtf8(buf, pos, v, l);
+  // Past the end of the buffer (an encoder's first try) only the position counts.
+  return pos + l > buf.length ? pos + l : writeUtf8(buf, pos, v, l);
 }
 
-/** Bytes of a bytes value after its tag. */
-export function bytesSize(v: Uint8Array): number {
-  return varint32Size(v.length) + v.length;
+/** A short string that is not ASCII: its length in the byte at `at`, its UTF-8 after it. */
+function writeShortUtf8(buf: Uint8Array, at: number, v: string): number {
+  const l = utf8Length(v);
+  buf[at] = l;
+  return at + 1 + l > buf.length ? at + 1 + l : writeUtf8(buf, at + 1, v, l);
 }
+
+/**
+ * Ends a length-delimited value whose length byte was reserved at `at` and whose content runs
+ * from `at + 1` to `end`: writes the length, moving the content up when the length takes more
+ * than one byte. Returns the position after the value.
+ */
+export function closeLength(buf: Uint8Array, at: number, end: number): number {
+  const l = end - at - 1;
+  if (l < 0x80) {
+    buf[at] = l;
+    return end;
+  }
+  const k = varint32Size(l);
+  if (end + k - 1 <= buf.length) {
+    buf.copyWithin(at + k, at + 1, end);
+    writeVarint32(buf, at, l);
+  }
+  return end + k - 1;
+}
+
 
 /** Writes a bytes value: its length, then the bytes. */
 export function writeLengthBytes(buf: Uint8Array, pos: number, v: Uint8Array): number {
@@ -243,15 +231,6 @@ export function writeLengthBytes(buf: Uint8Array, pos: number, v: Uint8Array): n
   return writeBytes(buf, pos, v);
 }
 
-/** Bytes of unknown fields as protobuf-es keeps them: each tag, then its raw data. */
-export function unknownSize(u: readonly UnknownField[]): number {
-  let n = 0;
-  for (let i = 0; i < u.length; i++) {
-    const f = u[i]!;
-    n += varint32Size((f.no * 8 + f.wireType) >>> 0) + f.data.length;
-  }
-  return n;
-}
 
 /** Writes unknown fields after the known ones, where protobuf-es writes them. */
 export function writeUnknown(buf: Uint8Array, pos: number, u: readonly UnknownField[]): number {
@@ -262,9 +241,6 @@ export function writeUnknown(buf: Uint8Array, pos: number, u: readonly UnknownFi
   }
   return pos;
 }
-
-/** The Sizes every generated encoder shares. */
-export const sizes = new Sizes();
 
 /** Encodings up to this size are carved from a shared slab. */
 const SLAB_MAX = 16 * 1024;
@@ -286,5 +262,33 @@ export function allocate(n: number): Uint8Array {
   const out = new Uint8Array(slab, slabUsed, n);
   // Keep views 8-byte aligned, so a consumer's typed-array views of them stay legal.
   slabUsed = (slabUsed + n + 7) & ~7;
+  return out;
+}
+
+/** The largest scratch buffer kept between encodings: 1 MiB. */
+const SCRATCH_MAX = 1024 * 1024;
+let scratch = new Uint8Array(16 * 1024);
+
+/**
+ * Where an encoder writes: the shared scratch buffer, grown to hold `min` bytes (by doubling, up
+ * to 1 MiB; a larger encoding gets a buffer of its own). Writes past its end are dropped but
+ * still advance the position, so an encoder that ends past it knows the size to ask for. Encoding
+ * is synchronous and never re-entered, so one buffer serves every encoder.
+ */
+export function scratchBuffer(min: number): Uint8Array {
+  if (min <= scratch.length) return scratch;
+  if (min > SCRATCH_MAX) return new Uint8Array(min);
+  let n = scratch.length * 2;
+  while (n < min) n *= 2;
+  scratch = new Uint8Array(n);
+  return scratch;
+}
+
+/** The encoding written to `buf` up to `end`, as an array of its own (see allocate). */
+export function takeEncoding(buf: Uint8Array, end: number): Uint8Array {
+  if (buf !== scratch && end === buf.length) return buf;
+  const out = allocate(end);
+  if (end < 32) for (let i = 0; i < end; i++) out[i] = buf[i]!;
+  else out.set(buf.subarray(0, end));
   return out;
 }

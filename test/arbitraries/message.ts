@@ -17,6 +17,8 @@ export interface MessageArbitraryOptions {
   readonly maxDepth?: number;
   /** Most elements of a repeated field and most entries of a map. Default 3. */
   readonly maxLength?: number;
+  /** Most UTF-16 units of a string value and bytes of a bytes value. Default 8 and 16. */
+  readonly maxTextLength?: number;
   /**
    * Arbitraries to use for whole message types, by full name, instead of deriving them, e.g. a
    * `google.protobuf.Any` that packs a registered message so JSON can encode it.
@@ -77,7 +79,7 @@ export function protoString(maxLength = 8): fc.Arbitrary<string> {
 }
 
 /** One scalar value of `type` in its protobuf-es runtime representation. */
-export function scalarValue(type: ScalarType, longAsString = false): fc.Arbitrary<unknown> {
+export function scalarValue(type: ScalarType, longAsString = false, maxTextLength?: number): fc.Arbitrary<unknown> {
   const long = (a: fc.Arbitrary<bigint>): fc.Arbitrary<unknown> =>
     longAsString ? a.map((v) => v.toString()) : a;
   switch (type) {
@@ -103,9 +105,9 @@ export function scalarValue(type: ScalarType, longAsString = false): fc.Arbitrar
     case ScalarType.BOOL:
       return fc.boolean();
     case ScalarType.STRING:
-      return protoString();
+      return protoString(maxTextLength);
     case ScalarType.BYTES:
-      return fc.uint8Array({ maxLength: 16 });
+      return fc.uint8Array({ maxLength: maxTextLength ?? 16 });
   }
 }
 
@@ -133,6 +135,7 @@ class Builder {
   constructor(
     private readonly maxDepth: number,
     private readonly maxLength: number,
+    private readonly maxTextLength: number | undefined,
     private readonly overrides: Readonly<Record<string, fc.Arbitrary<Message>>>,
   ) {}
 
@@ -172,12 +175,12 @@ class Builder {
   private singular(field: DescField, depth: number): fc.Arbitrary<unknown> | undefined {
     switch (field.fieldKind) {
       case "scalar":
-        return scalarValue(field.scalar, field.longAsString);
+        return scalarValue(field.scalar, field.longAsString, this.maxTextLength);
       case "enum":
         return enumValue(field.enum);
       case "message":
         // protobuf-es holds a singular wrapper (google.protobuf.StringValue, ...) as its scalar.
-        if (field.oneof === undefined && isWrapperDesc(field.message)) return scalarValue(field.message.fields[0]!.scalar);
+        if (field.oneof === undefined && isWrapperDesc(field.message)) return scalarValue(field.message.fields[0]!.scalar, false, this.maxTextLength);
         return depth > 0 ? this.message(field.message, depth - 1) : undefined;
       default:
         throw new Error(`test: ${field.toString()} is not singular`);
@@ -188,7 +191,7 @@ class Builder {
   private element(field: Extract<DescField, { fieldKind: "list" | "map" }>, depth: number): fc.Arbitrary<unknown> | undefined {
     if (field.scalar !== undefined) {
       // jstype applies to lists, not to map values.
-      return scalarValue(field.scalar, field.fieldKind === "list" && field.listKind === "scalar" && field.longAsString);
+      return scalarValue(field.scalar, field.fieldKind === "list" && field.listKind === "scalar" && field.longAsString, this.maxTextLength);
     }
     if (field.enum !== undefined) return enumValue(field.enum);
     return depth > 0 ? this.message(field.message, depth - 1) : undefined;
@@ -228,7 +231,7 @@ export function arbitraryMessage<Desc extends DescMessage>(
   schema: Desc,
   opts: MessageArbitraryOptions = {},
 ): fc.Arbitrary<MessageShape<Desc>> {
-  const builder = new Builder(opts.maxDepth ?? 3, opts.maxLength ?? 3, opts.overrides ?? {});
+  const builder = new Builder(opts.maxDepth ?? 3, opts.maxLength ?? 3, opts.maxTextLength, opts.overrides ?? {});
   return builder.message(schema, opts.maxDepth ?? 3) as fc.Arbitrary<MessageShape<Desc>>;
 }
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { type DescMessage, type Message, create, equals, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { WithStructSchema } from "./gen/kitchen/v1/kitchen_pb.js";
+import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { DecodeError, type MessageCodec } from "../../src/wire/index.js";
 import { arbitraryMessage, arbitraryUnknownFields } from "../arbitraries/message.js";
 import { arbitraryRewrite } from "../arbitraries/noncanonical.js";
@@ -64,6 +65,60 @@ describe("encode is byte-identical to toBinary", () => {
       }),
       { numRuns: runs(0.3) },
     );
+  });
+});
+
+/**
+ * Encoders write each nested length into one reserved byte and move the value up when its length
+ * needs more, and write into a shared scratch buffer that grows (up to 1 MiB, beyond which an
+ * encoding gets a buffer of its own): long strings and bytes exercise both.
+ */
+describe("encode is byte-identical to toBinary for values of any length", () => {
+  it.each(cases)("%s: strings and bytes up to 300 units long", (_n, schema) => {
+    const c = codec(schema);
+    fc.assert(
+      fc.property(arbitraryMessage(schema, { maxDepth: 2, maxLength: 2, maxTextLength: 300 }), (m) => {
+        expect(hex(c.encode(m))).toBe(hex(toBinary(schema, m)));
+      }),
+      { numRuns: runs(0.1) },
+    );
+  });
+
+  /** A CreateContainerRequest whose container has one annotation with `value`. */
+  const request = (value: string) => create(CreateContainerRequestSchema, { pod: { id: "pod-1", labels: { app: "a" } }, container: { id: "ctr-1", annotations: { a: value }, env: ["A=1"] } });
+
+  it.each([
+    ["ASCII", "x"],
+    ["two-byte UTF-8", "é"],
+    ["astral", "😀"],
+  ])("%s strings on each side of the length boundaries", (_n, unit) => {
+    const c = codec(CreateContainerRequestSchema);
+    // 42/43 units: the one-byte reservation for short strings; 127/128 and 16383/16384 bytes: a
+    // length taking one, two or three bytes, in the string, its map entry and the container.
+    for (const n of [0, 1, 42, 43, 63, 64, 120, 127, 128, 129, 8191, 16383, 16384, 16385, 70000]) {
+      const m = request(unit.repeat(Math.ceil(n / unit.length)).slice(0, n));
+      expect(hex(c.encode(m)), `${n} units`).toBe(hex(toBinary(CreateContainerRequestSchema, m)));
+    }
+  });
+
+  it("an encoding larger than the scratch buffer, and past its largest size, then a small one", () => {
+    const c = codec(CreateContainerRequestSchema);
+    for (const n of [100_000, 3_000_000, 10]) {
+      const m = request("v".repeat(n));
+      const got = c.encode(m);
+      expect(got.length, `${n} bytes`).toBe(toBinary(CreateContainerRequestSchema, m).length);
+      expect(Buffer.from(got).equals(Buffer.from(toBinary(CreateContainerRequestSchema, m))), `${n} bytes`).toBe(true);
+    }
+  });
+
+  it("each encoding is an array of its own: the next one does not change it", () => {
+    const c = codec(CreateContainerRequestSchema);
+    const a = request("first");
+    const b = request("second, and longer than the first");
+    const encodedA = c.encode(a);
+    const encodedB = c.encode(b);
+    expect(hex(encodedA)).toBe(hex(toBinary(CreateContainerRequestSchema, a)));
+    expect(hex(encodedB)).toBe(hex(toBinary(CreateContainerRequestSchema, b)));
   });
 });
 

@@ -4,44 +4,38 @@ import { isUnboxed } from "./plan.js";
 import { is64Bit, scalarCode, tagBytes } from "./scalars.js";
 
 /*
- * The encoder of a message is two functions over the same field order (by number, as
- * protobuf-es writes, then unknown fields): size_X measures and records in Sizes every length
- * the writer will need (nested messages, map entries, varint-packed fields, strings);
- * write_X writes, reading those lengths back in the same order. One allocation per message.
+ * The encoder of a message is one function, write_X, over the fields in number order (as
+ * protobuf-es writes them, then unknown fields), in one pass: a length-delimited value (a nested
+ * message, a map entry, a packed field) reserves one byte for its length, is written after it,
+ * and closeLength() fills the byte in, moving the value up in the rare case its length takes
+ * more. Writes go to a shared scratch buffer; the encoding is copied out of it at the end.
  */
 
-interface Parts {
-  size: string[];
-  write: string[];
-}
+type Lines = string[];
 
 const tagWrite = (no: number, wireType: number): string => tagBytes(no, wireType).map((b) => `buf[pos++] = ${b};`).join(" ");
-const tagLen = (no: number, wireType: number): number => tagBytes(no, wireType).length;
 
-/** Size and write code of one string value `v` under tag (no, 2). */
-function stringValue(p: Parts, no: number, v: string, ind: string, add = "n"): void {
-  p.size.push(`${ind}${add} += ${tagLen(no, 2)} + @{stringSize}(s, ${v});`);
-  p.write.push(`${ind}${tagWrite(no, 2)} pos = @{writeString}(buf, pos, ${v}, s);`);
+/** Code writing `body` (statements advancing `pos`) as one length-delimited value under tag (no, 2). */
+function delimited(no: number, body: string): string {
+  return `${tagWrite(no, 2)} { const at = pos; pos++; ${body} pos = @{closeLength}(buf, at, pos); }`;
 }
 
-function bytesValue(p: Parts, no: number, v: string, ind: string, add = "n"): void {
-  p.size.push(`${ind}${add} += ${tagLen(no, 2)} + @{bytesSize}(${v});`);
-  p.write.push(`${ind}${tagWrite(no, 2)} pos = @{writeLengthBytes}(buf, pos, ${v});`);
+function messageValue(out: Lines, no: number, m: DescMessage, v: string, ind: string): void {
+  out.push(`${ind}${delimited(no, `pos = write_${idOf(m)}(${v}, buf, pos);`)}`);
 }
 
-function messageValue(p: Parts, no: number, m: DescMessage, v: string, ind: string, add = "n"): void {
-  const id = idOf(m);
-  p.size.push(`${ind}{ const k = s.reserve(); const l = size_${id}(${v}, s); s.set(k, l); ${add} += ${tagLen(no, 2)} + @{varint32Size}(l) + l; }`);
-  p.write.push(`${ind}{ ${tagWrite(no, 2)} const l = s.next(); pos = @{writeVarint32}(buf, pos, l); pos = write_${id}(${v}, buf, pos, s); }`);
-}
-
-/** Size and write code of one scalar or enum value `v`, tag included. */
-function scalarValue(p: Parts, no: number, type: ScalarType, long: boolean, v: string, ind: string, add = "n"): void {
-  if (type === ScalarType.STRING) return stringValue(p, no, v, ind, add);
-  if (type === ScalarType.BYTES) return bytesValue(p, no, v, ind, add);
+/** Write code of one scalar or enum value `v`, tag included. */
+function scalarValue(out: Lines, no: number, type: ScalarType, long: boolean, v: string, ind: string): void {
+  if (type === ScalarType.STRING) {
+    out.push(`${ind}${tagWrite(no, 2)} pos = @{writeString}(buf, pos, ${v});`);
+    return;
+  }
+  if (type === ScalarType.BYTES) {
+    out.push(`${ind}${tagWrite(no, 2)} pos = @{writeLengthBytes}(buf, pos, ${v});`);
+    return;
+  }
   const c = scalarCode(type, long);
-  p.size.push(`${ind}${add} += ${tagLen(no, c.wireType)} + ${c.size(v)};`);
-  p.write.push(`${ind}${tagWrite(no, c.wireType)} ${c.write(v)}`);
+  out.push(`${ind}${tagWrite(no, c.wireType)} ${c.write(v)}`);
 }
 
 /** The scalar type of a field's values (enums are int32 on the wire). */
@@ -79,7 +73,7 @@ export function scalarTsType(t: ScalarType, long: boolean): string {
   }
 }
 
-function singular(p: Parts, f: DescField, v: string, ind: string): void {
+function singular(p: Lines, f: DescField, v: string, ind: string): void {
   switch (f.fieldKind) {
     case "scalar":
       return scalarValue(p, f.number, f.scalar, f.longAsString, v, ind);
@@ -96,9 +90,9 @@ function singular(p: Parts, f: DescField, v: string, ind: string): void {
   }
 }
 
-function field(out: Parts, f: DescField): void {
+function field(out: Lines, f: DescField): void {
   const get = `m.${f.localName}`;
-  const p: Parts = { size: [], write: [] };
+  const p: Lines = [];
   let head = "";
   let cond = "";
   const open = (c: string, h: string): void => {
@@ -129,55 +123,36 @@ function field(out: Parts, f: DescField): void {
       const long = f.listKind === "scalar" && f.longAsString;
       const loop = "for (let i = 0; i < a.length; i++)";
       if (f.listKind === "message") {
-        p.size.push(`    ${loop} {`);
-        p.write.push(`    ${loop} {`);
+        p.push(`    ${loop} {`);
         messageValue(p, f.number, f.message, "a[i]!", "      ");
-        p.size.push("    }");
-        p.write.push("    }");
+        p.push("    }");
       } else if (f.packed && t !== ScalarType.STRING && t !== ScalarType.BYTES) {
         const c = scalarCode(t, long);
-        const tagW = tagWrite(f.number, 2);
         if (c.fixed !== undefined) {
-          p.size.push(`    n += ${tagLen(f.number, 2)} + @{varint32Size}(a.length * ${c.fixed}) + a.length * ${c.fixed};`);
-          p.write.push(`    ${tagW} pos = @{writeVarint32}(buf, pos, a.length * ${c.fixed});`);
-        } else {
-          p.size.push(`    let d = 0; ${loop} d += ${c.size("a[i]!")}; s.push(d); n += ${tagLen(f.number, 2)} + @{varint32Size}(d) + d;`);
-          p.write.push(`    ${tagW} pos = @{writeVarint32}(buf, pos, s.next());`);
-        }
-        p.write.push(`    ${loop} { ${c.write("a[i]!")} }`);
+          p.push(`    ${tagWrite(f.number, 2)} pos = @{writeVarint32}(buf, pos, a.length * ${c.fixed});`, `    ${loop} { ${c.write("a[i]!")} }`);
+        } else p.push(`    ${delimited(f.number, `${loop} { ${c.write("a[i]!")} }`)}`);
       } else {
-        p.size.push(`    ${loop} {`);
-        p.write.push(`    ${loop} {`);
+        p.push(`    ${loop} {`);
         scalarValue(p, f.number, t, long, "a[i]!", "      ");
-        p.size.push("    }");
-        p.write.push("    }");
+        p.push("    }");
       }
       break;
     }
     case "map": {
       const vt = mapValueType(f);
       open("r !== undefined", `const r = ${get} as unknown as Record<string, ${vt}>;`);
-      p.size.push("    const ks = Object.keys(r);", "    for (let i = 0; i < ks.length; i++) {", "      const k = ks[i]!;", "      const v = r[k]!;");
-      p.write.push("    const ks = Object.keys(r);", "    for (let i = 0; i < ks.length; i++) {", "      const k = ks[i]!;", "      const v = r[k]!;");
-      p.size.push("      const ek = s.reserve();", "      let e = 0;");
-      p.write.push(`      ${tagWrite(f.number, 2)} pos = @{writeVarint32}(buf, pos, s.next());`);
-      const key = mapKeyExpr(f.mapKey);
-      scalarValue(p, 1, f.mapKey, false, key, "      ", "e");
-      if (f.mapKind === "message") messageValue(p, 2, f.message, "v", "      ", "e");
-      else scalarValue(p, 2, scalarOf(f), false, "v", "      ", "e");
-      p.size.push("      s.set(ek, e);", `      n += ${tagLen(f.number, 2)} + @{varint32Size}(e) + e;`, "    }");
-      p.write.push("    }");
+      p.push("    const ks = Object.keys(r);", "    for (let i = 0; i < ks.length; i++) {", "      const k = ks[i]!;", "      const v = r[k]!;");
+      p.push(`      ${tagWrite(f.number, 2)} const at = pos; pos++;`);
+      scalarValue(p, 1, f.mapKey, false, mapKeyExpr(f.mapKey), "      ");
+      if (f.mapKind === "message") messageValue(p, 2, f.message, "v", "      ");
+      else scalarValue(p, 2, scalarOf(f), false, "v", "      ");
+      p.push("      pos = @{closeLength}(buf, at, pos);", "    }");
       break;
     }
   }
   // One line for a one-statement field, a block otherwise.
-  for (const [lines, into] of [
-    [p.size, out.size],
-    [p.write, out.write],
-  ] as const) {
-    if (lines.length === 1) into.push(`  { ${head} if (${cond}) { ${lines[0]!.trim()} } }`);
-    else into.push(`  { ${head} if (${cond}) {`, ...lines, "  } }");
-  }
+  if (p.length === 1) out.push(`  { ${head} if (${cond}) { ${p[0]!.trim()} } }`);
+  else out.push(`  { ${head} if (${cond}) {`, ...p, "  } }");
 }
 
 /** A map key (a property name) as the value its scalar type writes, as protobuf-es converts it. */
@@ -186,25 +161,11 @@ function mapKeyExpr(t: ScalarType): string {
   return t === ScalarType.BOOL ? `(k === "true")` : "Number(k)";
 }
 
-/** size_X and write_X for message `m`. */
+/** write_X for message `m`: writes it at `pos` and returns the position after it. */
 export function emitEncoder(m: DescMessage): string {
   const id = idOf(m);
-  const p: Parts = { size: [], write: [] };
+  const p: Lines = [];
   for (const f of [...m.fields].sort((a, b) => a.number - b.number)) field(p, f);
-  p.size.push("  if (m.$unknown !== undefined) n += @{unknownSize}(m.$unknown);");
-  p.write.push("  if (m.$unknown !== undefined) pos = @{writeUnknown}(buf, pos, m.$unknown);");
-  const T = shapeRef(m);
-  return [
-    `function size_${id}(m: ${T}, s: @{Sizes}): number {`,
-    "  let n = 0;",
-    ...p.size,
-    "  return n;",
-    "}",
-    "",
-    `function write_${id}(m: ${T}, buf: Uint8Array, pos: number, s: @{Sizes}): number {`,
-    ...p.write,
-    "  return pos;",
-    "}",
-    "",
-  ].join("\n");
+  p.push("  if (m.$unknown !== undefined) pos = @{writeUnknown}(buf, pos, m.$unknown);");
+  return [`function write_${id}(m: ${shapeRef(m)}, buf: Uint8Array, pos: number): number {`, ...p, "  return pos;", "}", ""].join("\n");
 }

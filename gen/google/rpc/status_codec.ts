@@ -7,7 +7,7 @@
 
 import type { Status, StatusSchema } from "./status_pb.js";
 import type { GeneratedMessage } from "../../../src/wire/codegen.js";
-import { allocate, bytesSize, copyUnknown, decodeFailure, initBytes, initMessage, int32Size, Reader, sizes, Sizes, stringSize, unknownSize, varint32Size, writeInt32, writeLengthBytes, writeString, writeUnknown, writeVarint32 } from "../../../src/wire/codegen.js";
+import { closeLength, copyUnknown, decodeFailure, initBytes, initMessage, Reader, scratchBuffer, takeEncoding, writeInt32, writeLengthBytes, writeString, writeUnknown } from "../../../src/wire/codegen.js";
 import type { Any } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
@@ -17,25 +17,12 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
  * The table at the end holds them by message name; importing this module changes nothing else.
  */
 
-function size_google$rpc$Status(m: Status, s: Sizes): number {
-  let n = 0;
-  { const v = m.code; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.message; if (v) { n += 1 + stringSize(s, v); } }
-  { const a = m.details; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_google$protobuf$Any(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$rpc$Status(m: Status, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$rpc$Status(m: Status, buf: Uint8Array, pos: number): number {
   { const v = m.code; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
-  { const v = m.message; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.message; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   { const a = m.details; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_google$protobuf$Any(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -83,16 +70,8 @@ function clone_google$rpc$Status(m: Status): Status {
   return o as unknown as Status;
 }
 
-function size_google$protobuf$Any(m: Any, s: Sizes): number {
-  let n = 0;
-  { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number): number {
+  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -139,10 +118,11 @@ function clone_google$protobuf$Any(m: Any): Any {
 /** Encodes a google.rpc.Status (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeStatus(message: MessageInitShape<typeof StatusSchema>): Uint8Array {
   const m = message as Status;
-  const s = sizes.reset();
-  const buf = allocate(size_google$rpc$Status(m, s));
-  write_google$rpc$Status(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_google$rpc$Status(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_google$rpc$Status(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a google.rpc.Status; malformed bytes throw DecodeError naming the message and field. */

@@ -8,7 +8,7 @@
 
 import type { Choices, ChoicesSchema, Maps, MapsSchema, Optionals, OptionalsSchema, Repeated, RepeatedSchema, Scalars, ScalarsSchema, Tree, Tree_Leaf, Tree_LeafSchema, TreeSchema, WellKnown, WellKnownSchema } from "./kitchen_pb.js";
 import type { GeneratedMessage } from "../../../../../src/wire/codegen.js";
-import { allocate, bytesSize, copyUnknown, decodeFailure, initBytes, initMessage, int32Size, int64Size, Reader, setOwn, sint64Size, sizes, Sizes, stringSize, toBigint64, toString64, unknownSize, varint32Size, writeDouble, writeFixed32, writeFixed64, writeFloat, writeInt32, writeInt64, writeLengthBytes, writeSint64, writeString, writeUnknown, writeVarint32, zigzag32 } from "../../../../../src/wire/codegen.js";
+import { closeLength, copyUnknown, decodeFailure, initBytes, initMessage, Reader, scratchBuffer, setOwn, takeEncoding, toBigint64, toString64, writeDouble, writeFixed32, writeFixed64, writeFloat, writeInt32, writeInt64, writeLengthBytes, writeSint64, writeString, writeUnknown, writeVarint32, zigzag32 } from "../../../../../src/wire/codegen.js";
 import type { Any, BoolValue, BytesValue, DoubleValue, Duration, FloatValue, Int32Value, Int64Value, ListValue, StringValue, Struct, Timestamp, UInt32Value, Value } from "@bufbuild/protobuf/wkt";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 
@@ -19,33 +19,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
  * kitchen.v1.WithStruct is left to the reflective codec: fields holds Struct as JSON.
  */
 
-function size_kitchen$v1$Scalars(m: Scalars, s: Sizes): number {
-  let n = 0;
-  { const v = m.fDouble; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 8; } }
-  { const v = m.fFloat; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 4; } }
-  { const v = m.fInt32; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.fInt64; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.fUint32; if (v) { n += 1 + varint32Size(v); } }
-  { const v = m.fUint64; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.fSint32; if (v) { n += 1 + varint32Size(zigzag32(v)); } }
-  { const v = m.fSint64; if (v) { n += 1 + sint64Size(v); } }
-  { const v = m.fFixed32; if (v) { n += 1 + 4; } }
-  { const v = m.fFixed64; if (v) { n += 1 + 8; } }
-  { const v = m.fSfixed32; if (v) { n += 1 + 4; } }
-  { const v = m.fSfixed64; if (v) { n += 1 + 8; } }
-  { const v = m.fBool; if (v) { n += 1 + 1; } }
-  { const v = m.fString; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.fBytes; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  { const v = m.fEnum; if (v) { n += 2 + int32Size(v); } }
-  { const v = m.fInt64Str; if (v && v !== "0") { n += 2 + int64Size(v); } }
-  { const v = m.fUint64Str; if (v && v !== "0") { n += 2 + int64Size(v); } }
-  { const v = m.fFixed64Str; if (v && v !== "0") { n += 2 + 8; } }
-  { const v = m.fSint64Str; if (v && v !== "0") { n += 2 + sint64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Scalars(m: Scalars, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_kitchen$v1$Scalars(m: Scalars, buf: Uint8Array, pos: number): number {
   { const v = m.fDouble; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0x9; pos = writeDouble(buf, pos, v); } }
   { const v = m.fFloat; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0x15; pos = writeFloat(buf, pos, v); } }
   { const v = m.fInt32; if (v) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
@@ -59,7 +33,7 @@ function write_kitchen$v1$Scalars(m: Scalars, buf: Uint8Array, pos: number, s: S
   { const v = m.fSfixed32; if (v) { buf[pos++] = 0x5d; pos = writeFixed32(buf, pos, v); } }
   { const v = m.fSfixed64; if (v) { buf[pos++] = 0x61; pos = writeFixed64(buf, pos, v); } }
   { const v = m.fBool; if (v) { buf[pos++] = 0x68; buf[pos++] = v ? 1 : 0; } }
-  { const v = m.fString; if (v) { buf[pos++] = 0x72; pos = writeString(buf, pos, v, s); } }
+  { const v = m.fString; if (v) { buf[pos++] = 0x72; pos = writeString(buf, pos, v); } }
   { const v = m.fBytes; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x7a; pos = writeLengthBytes(buf, pos, v); } }
   { const v = m.fEnum; if (v) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
   { const v = m.fInt64Str; if (v && v !== "0") { buf[pos++] = 0x88; buf[pos++] = 0x1; pos = writeInt64(buf, pos, v); } }
@@ -144,30 +118,7 @@ function clone_kitchen$v1$Scalars(m: Scalars): Scalars {
   return o as unknown as Scalars;
 }
 
-function size_kitchen$v1$Optionals(m: Optionals, s: Sizes): number {
-  let n = 0;
-  { const v = m.oDouble; if (v != null) { n += 1 + 8; } }
-  { const v = m.oFloat; if (v != null) { n += 1 + 4; } }
-  { const v = m.oInt32; if (v != null) { n += 1 + int32Size(v); } }
-  { const v = m.oInt64; if (v != null) { n += 1 + int64Size(v); } }
-  { const v = m.oUint32; if (v != null) { n += 1 + varint32Size(v); } }
-  { const v = m.oUint64; if (v != null) { n += 1 + int64Size(v); } }
-  { const v = m.oSint32; if (v != null) { n += 1 + varint32Size(zigzag32(v)); } }
-  { const v = m.oSint64; if (v != null) { n += 1 + sint64Size(v); } }
-  { const v = m.oFixed32; if (v != null) { n += 1 + 4; } }
-  { const v = m.oFixed64; if (v != null) { n += 1 + 8; } }
-  { const v = m.oSfixed32; if (v != null) { n += 1 + 4; } }
-  { const v = m.oSfixed64; if (v != null) { n += 1 + 8; } }
-  { const v = m.oBool; if (v != null) { n += 1 + 1; } }
-  { const v = m.oString; if (v != null) { n += 1 + stringSize(s, v); } }
-  { const v = m.oBytes; if (v != null) { n += 1 + bytesSize(v); } }
-  { const v = m.oEnum; if (v != null) { n += 2 + int32Size(v); } }
-  { const v = m.oMessage; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Scalars(v, s); s.set(k, l); n += 2 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Optionals(m: Optionals, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_kitchen$v1$Optionals(m: Optionals, buf: Uint8Array, pos: number): number {
   { const v = m.oDouble; if (v != null) { buf[pos++] = 0x9; pos = writeDouble(buf, pos, v); } }
   { const v = m.oFloat; if (v != null) { buf[pos++] = 0x15; pos = writeFloat(buf, pos, v); } }
   { const v = m.oInt32; if (v != null) { buf[pos++] = 0x18; pos = writeInt32(buf, pos, v); } }
@@ -181,10 +132,10 @@ function write_kitchen$v1$Optionals(m: Optionals, buf: Uint8Array, pos: number, 
   { const v = m.oSfixed32; if (v != null) { buf[pos++] = 0x5d; pos = writeFixed32(buf, pos, v); } }
   { const v = m.oSfixed64; if (v != null) { buf[pos++] = 0x61; pos = writeFixed64(buf, pos, v); } }
   { const v = m.oBool; if (v != null) { buf[pos++] = 0x68; buf[pos++] = v ? 1 : 0; } }
-  { const v = m.oString; if (v != null) { buf[pos++] = 0x72; pos = writeString(buf, pos, v, s); } }
+  { const v = m.oString; if (v != null) { buf[pos++] = 0x72; pos = writeString(buf, pos, v); } }
   { const v = m.oBytes; if (v != null) { buf[pos++] = 0x7a; pos = writeLengthBytes(buf, pos, v); } }
   { const v = m.oEnum; if (v != null) { buf[pos++] = 0x80; buf[pos++] = 0x1; pos = writeInt32(buf, pos, v); } }
-  { const v = m.oMessage; if (v != null) { { buf[pos++] = 0x8a; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(v, buf, pos, s); } } }
+  { const v = m.oMessage; if (v != null) { buf[pos++] = 0x8a; buf[pos++] = 0x1; { const at = pos; pos++; pos = write_kitchen$v1$Scalars(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -274,73 +225,7 @@ function clone_kitchen$v1$Optionals(m: Optionals): Optionals {
   return o as unknown as Optionals;
 }
 
-function size_kitchen$v1$Repeated(m: Repeated, s: Sizes): number {
-  let n = 0;
-  { const a = m.rDouble; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 8) + a.length * 8; } }
-  { const a = m.rFloat; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 4) + a.length * 4; } }
-  { const a = m.rInt32; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rInt64; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rUint32; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rUint64; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rSint32; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += varint32Size(zigzag32(a[i]!)); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rSint64; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += sint64Size(a[i]!); s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rFixed32; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 4) + a.length * 4; } }
-  { const a = m.rFixed64; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 8) + a.length * 8; } }
-  { const a = m.rSfixed32; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 4) + a.length * 4; } }
-  { const a = m.rSfixed64; if (a !== undefined && a.length !== 0) { n += 1 + varint32Size(a.length * 8) + a.length * 8; } }
-  { const a = m.rBool; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += 1; s.push(d); n += 1 + varint32Size(d) + d; } }
-  { const a = m.rString; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 1 + stringSize(s, a[i]!);
-    }
-  } }
-  { const a = m.rBytes; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 1 + bytesSize(a[i]!);
-    }
-  } }
-  { const a = m.rEnum; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int32Size(a[i]!); s.push(d); n += 2 + varint32Size(d) + d; } }
-  { const a = m.rMessage; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_kitchen$v1$Scalars(a[i]!, s); s.set(k, l); n += 2 + varint32Size(l) + l; }
-    }
-  } }
-  { const a = m.uInt32; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 2 + int32Size(a[i]!);
-    }
-  } }
-  { const a = m.uSint64; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 2 + sint64Size(a[i]!);
-    }
-  } }
-  { const a = m.uFixed32; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 2 + 4;
-    }
-  } }
-  { const a = m.uDouble; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 2 + 8;
-    }
-  } }
-  { const a = m.uBool; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 2 + 1;
-    }
-  } }
-  { const a = m.uEnum; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      n += 2 + int32Size(a[i]!);
-    }
-  } }
-  { const a = m.rInt64Str; if (a !== undefined && a.length !== 0) { let d = 0; for (let i = 0; i < a.length; i++) d += int64Size(a[i]!); s.push(d); n += 2 + varint32Size(d) + d; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number): number {
   { const a = m.rDouble; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0xa; pos = writeVarint32(buf, pos, a.length * 8);
     for (let i = 0; i < a.length; i++) { pos = writeDouble(buf, pos, a[i]!); }
@@ -349,30 +234,12 @@ function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s:
     buf[pos++] = 0x12; pos = writeVarint32(buf, pos, a.length * 4);
     for (let i = 0; i < a.length; i++) { pos = writeFloat(buf, pos, a[i]!); }
   } }
-  { const a = m.rInt32; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
-  } }
-  { const a = m.rInt64; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x22; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); }
-  } }
-  { const a = m.rUint32; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, a[i]!); }
-  } }
-  { const a = m.rUint64; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); }
-  } }
-  { const a = m.rSint32; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x3a; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, zigzag32(a[i]!)); }
-  } }
-  { const a = m.rSint64; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x42; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeSint64(buf, pos, a[i]!); }
-  } }
+  { const a = m.rInt32; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x1a; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
+  { const a = m.rInt64; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x22; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
+  { const a = m.rUint32; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x2a; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
+  { const a = m.rUint64; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x32; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
+  { const a = m.rSint32; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x3a; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeVarint32(buf, pos, zigzag32(a[i]!)); } pos = closeLength(buf, at, pos); } } }
+  { const a = m.rSint64; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x42; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeSint64(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
   { const a = m.rFixed32; if (a !== undefined && a.length !== 0) {
     buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, a.length * 4);
     for (let i = 0; i < a.length; i++) { pos = writeFixed32(buf, pos, a[i]!); }
@@ -389,13 +256,10 @@ function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s:
     buf[pos++] = 0x62; pos = writeVarint32(buf, pos, a.length * 8);
     for (let i = 0; i < a.length; i++) { pos = writeFixed64(buf, pos, a[i]!); }
   } }
-  { const a = m.rBool; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x6a; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { buf[pos++] = a[i]! ? 1 : 0; }
-  } }
+  { const a = m.rBool; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x6a; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { buf[pos++] = a[i]! ? 1 : 0; } pos = closeLength(buf, at, pos); } } }
   { const a = m.rString; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      buf[pos++] = 0x72; pos = writeString(buf, pos, a[i]!, s);
+      buf[pos++] = 0x72; pos = writeString(buf, pos, a[i]!);
     }
   } }
   { const a = m.rBytes; if (a !== undefined && a.length !== 0) {
@@ -403,13 +267,10 @@ function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s:
       buf[pos++] = 0x7a; pos = writeLengthBytes(buf, pos, a[i]!);
     }
   } }
-  { const a = m.rEnum; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0x82; buf[pos++] = 0x1; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); }
-  } }
+  { const a = m.rEnum; if (a !== undefined && a.length !== 0) { buf[pos++] = 0x82; buf[pos++] = 0x1; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt32(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
   { const a = m.rMessage; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x8a; buf[pos++] = 0x1; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x8a; buf[pos++] = 0x1; { const at = pos; pos++; pos = write_kitchen$v1$Scalars(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const a = m.uInt32; if (a !== undefined && a.length !== 0) {
@@ -442,10 +303,7 @@ function write_kitchen$v1$Repeated(m: Repeated, buf: Uint8Array, pos: number, s:
       buf[pos++] = 0xb8; buf[pos++] = 0x1; pos = writeInt32(buf, pos, a[i]!);
     }
   } }
-  { const a = m.rInt64Str; if (a !== undefined && a.length !== 0) {
-    buf[pos++] = 0xc2; buf[pos++] = 0x1; pos = writeVarint32(buf, pos, s.next());
-    for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); }
-  } }
+  { const a = m.rInt64Str; if (a !== undefined && a.length !== 0) { buf[pos++] = 0xc2; buf[pos++] = 0x1; { const at = pos; pos++; for (let i = 0; i < a.length; i++) { pos = writeInt64(buf, pos, a[i]!); } pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -562,19 +420,16 @@ function clone_kitchen$v1$Repeated(m: Repeated): Repeated {
   return o as unknown as Repeated;
 }
 
-function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
-  let n = 0;
+function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number): number {
   { const r = m.stringString as unknown as Record<string, string>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0xa; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.int32Int64 as unknown as Record<string, bigint>; if (r !== undefined) {
@@ -582,180 +437,10 @@ function size_kitchen$v1$Maps(m: Maps, s: Sizes): number {
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + int32Size(Number(k));
-      e += 1 + int64Size(v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.int64Bool as unknown as Record<string, boolean>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + int64Size(k);
-      e += 1 + 1;
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.uint32Bytes as unknown as Record<string, Uint8Array>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + varint32Size(Number(k));
-      e += 1 + bytesSize(v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.uint64Double as unknown as Record<string, number>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + int64Size(k);
-      e += 1 + 8;
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.sint32Float as unknown as Record<string, number>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + varint32Size(zigzag32(Number(k)));
-      e += 1 + 4;
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.sint64Enum as unknown as Record<string, number>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + sint64Size(k);
-      e += 1 + int32Size(v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.fixed32Message as unknown as Record<string, Scalars>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + 4;
-      { const k = s.reserve(); const l = size_kitchen$v1$Scalars(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.fixed64Sint32 as unknown as Record<string, number>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + 8;
-      e += 1 + varint32Size(zigzag32(v));
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.sfixed32Fixed64 as unknown as Record<string, bigint>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + 4;
-      e += 1 + 8;
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.sfixed64Uint32 as unknown as Record<string, number>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + 8;
-      e += 1 + varint32Size(v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.boolString as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + 1;
-      e += 1 + stringSize(s, v);
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  { const r = m.stringTree as unknown as Record<string, Tree>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_kitchen$v1$Tree(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const r = m.stringString as unknown as Record<string, string>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
-    }
-  } }
-  { const r = m.int32Int64 as unknown as Record<string, bigint>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x12; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x12; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeInt32(buf, pos, Number(k));
       buf[pos++] = 0x10; pos = writeInt64(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.int64Bool as unknown as Record<string, boolean>; if (r !== undefined) {
@@ -763,9 +448,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x1a; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x1a; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeInt64(buf, pos, k);
       buf[pos++] = 0x10; buf[pos++] = v ? 1 : 0;
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.uint32Bytes as unknown as Record<string, Uint8Array>; if (r !== undefined) {
@@ -773,9 +459,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x22; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x22; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeVarint32(buf, pos, Number(k));
       buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.uint64Double as unknown as Record<string, number>; if (r !== undefined) {
@@ -783,9 +470,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x2a; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x2a; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeInt64(buf, pos, k);
       buf[pos++] = 0x11; pos = writeDouble(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.sint32Float as unknown as Record<string, number>; if (r !== undefined) {
@@ -793,9 +481,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x32; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x32; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeVarint32(buf, pos, zigzag32(Number(k)));
       buf[pos++] = 0x15; pos = writeFloat(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.sint64Enum as unknown as Record<string, number>; if (r !== undefined) {
@@ -803,9 +492,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x3a; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x3a; const at = pos; pos++;
       buf[pos++] = 0x8; pos = writeSint64(buf, pos, k);
       buf[pos++] = 0x10; pos = writeInt32(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.fixed32Message as unknown as Record<string, Scalars>; if (r !== undefined) {
@@ -813,9 +503,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x42; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x42; const at = pos; pos++;
       buf[pos++] = 0xd; pos = writeFixed32(buf, pos, Number(k));
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(v, buf, pos, s); }
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_kitchen$v1$Scalars(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.fixed64Sint32 as unknown as Record<string, number>; if (r !== undefined) {
@@ -823,9 +514,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x4a; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x4a; const at = pos; pos++;
       buf[pos++] = 0x9; pos = writeFixed64(buf, pos, k);
       buf[pos++] = 0x10; pos = writeVarint32(buf, pos, zigzag32(v));
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.sfixed32Fixed64 as unknown as Record<string, bigint>; if (r !== undefined) {
@@ -833,9 +525,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x52; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x52; const at = pos; pos++;
       buf[pos++] = 0xd; pos = writeFixed32(buf, pos, Number(k));
       buf[pos++] = 0x11; pos = writeFixed64(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.sfixed64Uint32 as unknown as Record<string, number>; if (r !== undefined) {
@@ -843,9 +536,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x5a; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x5a; const at = pos; pos++;
       buf[pos++] = 0x9; pos = writeFixed64(buf, pos, k);
       buf[pos++] = 0x10; pos = writeVarint32(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.boolString as unknown as Record<string, string>; if (r !== undefined) {
@@ -853,9 +547,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x62; pos = writeVarint32(buf, pos, s.next());
+      buf[pos++] = 0x62; const at = pos; pos++;
       buf[pos++] = 0x8; buf[pos++] = (k === "true") ? 1 : 0;
-      buf[pos++] = 0x12; pos = writeString(buf, pos, v, s);
+      buf[pos++] = 0x12; pos = writeString(buf, pos, v);
+      pos = closeLength(buf, at, pos);
     }
   } }
   { const r = m.stringTree as unknown as Record<string, Tree>; if (r !== undefined) {
@@ -863,9 +558,10 @@ function write_kitchen$v1$Maps(m: Maps, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0x6a; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(v, buf, pos, s); }
+      buf[pos++] = 0x6a; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_kitchen$v1$Tree(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1069,39 +765,12 @@ function clone_kitchen$v1$Maps(m: Maps): Maps {
   return o as unknown as Maps;
 }
 
-function size_kitchen$v1$Tree(m: Tree, s: Sizes): number {
-  let n = 0;
-  { const v = m.parent; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Tree(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.leaf; if (v != null) { { const k = s.reserve(); const l = size_kitchen$v1$Tree$Leaf(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+function write_kitchen$v1$Tree(m: Tree, buf: Uint8Array, pos: number): number {
+  { const v = m.parent; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_kitchen$v1$Tree(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.leaf; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_kitchen$v1$Tree$Leaf(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.children; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_kitchen$v1$Tree(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  { const v = m.weight; if (v) { n += 2 + varint32Size(v); } }
-  { const r = m.leaves as unknown as Record<string, Tree_Leaf>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_kitchen$v1$Tree$Leaf(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 5 + varint32Size(e) + e;
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Tree(m: Tree, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.parent; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(v, buf, pos, s); } } }
-  { const v = m.leaf; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree$Leaf(v, buf, pos, s); } } }
-  { const a = m.children; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(a[i]!, buf, pos, s); }
+      buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_kitchen$v1$Tree(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const v = m.weight; if (v) { buf[pos++] = 0xa0; buf[pos++] = 0x6; pos = writeVarint32(buf, pos, v); } }
@@ -1110,9 +779,10 @@ function write_kitchen$v1$Tree(m: Tree, buf: Uint8Array, pos: number, s: Sizes):
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      buf[pos++] = 0xfa; buf[pos++] = 0xff; buf[pos++] = 0xff; buf[pos++] = 0xff; buf[pos++] = 0xf; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree$Leaf(v, buf, pos, s); }
+      buf[pos++] = 0xfa; buf[pos++] = 0xff; buf[pos++] = 0xff; buf[pos++] = 0xff; buf[pos++] = 0xf; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_kitchen$v1$Tree$Leaf(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1181,17 +851,9 @@ function clone_kitchen$v1$Tree(m: Tree): Tree {
   return o as unknown as Tree;
 }
 
-function size_kitchen$v1$Tree$Leaf(m: Tree_Leaf, s: Sizes): number {
-  let n = 0;
-  { const v = m.kind; if (v) { n += 1 + int32Size(v); } }
-  { const v = m.label; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Tree$Leaf(m: Tree_Leaf, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_kitchen$v1$Tree$Leaf(m: Tree_Leaf, buf: Uint8Array, pos: number): number {
   { const v = m.kind; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
-  { const v = m.label; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v, s); } }
+  { const v = m.label; if (v) { buf[pos++] = 0x12; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1234,35 +896,18 @@ function clone_kitchen$v1$Tree$Leaf(m: Tree_Leaf): Tree_Leaf {
   return o as unknown as Tree_Leaf;
 }
 
-function size_kitchen$v1$Choices(m: Choices, s: Sizes): number {
-  let n = 0;
-  { const o = m.kind; if (o !== undefined && o.case === "cString") { n += 1 + stringSize(s, o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "cInt64") { n += 1 + int64Size(o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "cBytes") { n += 1 + bytesSize(o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "cEnum") { n += 1 + int32Size(o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "cMessage") { { const k = s.reserve(); const l = size_kitchen$v1$Scalars(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const o = m.kind; if (o !== undefined && o.case === "cSelf") { { const k = s.reserve(); const l = size_kitchen$v1$Choices(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const o = m.kind; if (o !== undefined && o.case === "cDouble") { n += 1 + 8; } }
-  { const o = m.kind; if (o !== undefined && o.case === "cBool") { n += 1 + 1; } }
-  { const o = m.other; if (o !== undefined && o.case === "dFixed32") { n += 1 + 4; } }
-  { const o = m.other; if (o !== undefined && o.case === "dTree") { { const k = s.reserve(); const l = size_kitchen$v1$Tree(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.after; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$Choices(m: Choices, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const o = m.kind; if (o !== undefined && o.case === "cString") { buf[pos++] = 0xa; pos = writeString(buf, pos, o.value, s); } }
+function write_kitchen$v1$Choices(m: Choices, buf: Uint8Array, pos: number): number {
+  { const o = m.kind; if (o !== undefined && o.case === "cString") { buf[pos++] = 0xa; pos = writeString(buf, pos, o.value); } }
   { const o = m.kind; if (o !== undefined && o.case === "cInt64") { buf[pos++] = 0x10; pos = writeInt64(buf, pos, o.value); } }
   { const o = m.kind; if (o !== undefined && o.case === "cBytes") { buf[pos++] = 0x1a; pos = writeLengthBytes(buf, pos, o.value); } }
   { const o = m.kind; if (o !== undefined && o.case === "cEnum") { buf[pos++] = 0x20; pos = writeInt32(buf, pos, o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "cMessage") { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Scalars(o.value, buf, pos, s); } } }
-  { const o = m.kind; if (o !== undefined && o.case === "cSelf") { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Choices(o.value, buf, pos, s); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "cMessage") { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_kitchen$v1$Scalars(o.value, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "cSelf") { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_kitchen$v1$Choices(o.value, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const o = m.kind; if (o !== undefined && o.case === "cDouble") { buf[pos++] = 0x39; pos = writeDouble(buf, pos, o.value); } }
   { const o = m.kind; if (o !== undefined && o.case === "cBool") { buf[pos++] = 0x40; buf[pos++] = o.value ? 1 : 0; } }
   { const o = m.other; if (o !== undefined && o.case === "dFixed32") { buf[pos++] = 0x4d; pos = writeFixed32(buf, pos, o.value); } }
-  { const o = m.other; if (o !== undefined && o.case === "dTree") { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_kitchen$v1$Tree(o.value, buf, pos, s); } } }
-  { const v = m.after; if (v) { buf[pos++] = 0x5a; pos = writeString(buf, pos, v, s); } }
+  { const o = m.other; if (o !== undefined && o.case === "dTree") { buf[pos++] = 0x52; { const at = pos; pos++; pos = write_kitchen$v1$Tree(o.value, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.after; if (v) { buf[pos++] = 0x5a; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1371,25 +1016,24 @@ function clone_kitchen$v1$Choices(m: Choices): Choices {
   return o as unknown as Choices;
 }
 
-function size_kitchen$v1$WellKnown(m: WellKnown, s: Sizes): number {
-  let n = 0;
-  { const v = m.at; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Timestamp(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.took; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Duration(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.any; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Any(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+function write_kitchen$v1$WellKnown(m: WellKnown, buf: Uint8Array, pos: number): number {
+  { const v = m.at; if (v != null) { buf[pos++] = 0xa; { const at = pos; pos++; pos = write_google$protobuf$Timestamp(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.took; if (v != null) { buf[pos++] = 0x12; { const at = pos; pos++; pos = write_google$protobuf$Duration(v, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.any; if (v != null) { buf[pos++] = 0x1a; { const at = pos; pos++; pos = write_google$protobuf$Any(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.anys; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_google$protobuf$Any(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x22; { const at = pos; pos++; pos = write_google$protobuf$Any(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
-  { const v = m.wString; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.wInt64; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.wBool; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.wBytes; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.wDouble; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const v = m.wUint32; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
+  { const v = m.wString; if (v != null) { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.wInt64; if (v != null) { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.wBool; if (v != null) { buf[pos++] = 0x3a; { const at = pos; pos++; pos = write_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.wBytes; if (v != null) { buf[pos++] = 0x42; { const at = pos; pos++; pos = write_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.wDouble; if (v != null) { buf[pos++] = 0x4a; { const at = pos; pos++; pos = write_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const v = m.wUint32; if (v != null) { buf[pos++] = 0x52; { const at = pos; pos++; pos = write_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), buf, pos); pos = closeLength(buf, at, pos); } } }
   { const a = m.wList; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_google$protobuf$Int32Value(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
+      buf[pos++] = 0x5a; { const at = pos; pos++; pos = write_google$protobuf$Int32Value(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   { const r = m.wMap as unknown as Record<string, FloatValue>; if (r !== undefined) {
@@ -1397,50 +1041,13 @@ function size_kitchen$v1$WellKnown(m: WellKnown, s: Sizes): number {
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_google$protobuf$FloatValue(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
+      buf[pos++] = 0x62; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_google$protobuf$FloatValue(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
-  { const v = m.value; if (v != null) { { const k = s.reserve(); const l = size_google$protobuf$Value(v, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_kitchen$v1$WellKnown(m: WellKnown, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.at; if (v != null) { { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Timestamp(v, buf, pos, s); } } }
-  { const v = m.took; if (v != null) { { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Duration(v, buf, pos, s); } } }
-  { const v = m.any; if (v != null) { { buf[pos++] = 0x1a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(v, buf, pos, s); } } }
-  { const a = m.anys; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x22; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Any(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const v = m.wString; if (v != null) { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$StringValue(({ $typeName: "google.protobuf.StringValue", value: v } as StringValue), buf, pos, s); } } }
-  { const v = m.wInt64; if (v != null) { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Int64Value(({ $typeName: "google.protobuf.Int64Value", value: v } as Int64Value), buf, pos, s); } } }
-  { const v = m.wBool; if (v != null) { { buf[pos++] = 0x3a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$BoolValue(({ $typeName: "google.protobuf.BoolValue", value: v } as BoolValue), buf, pos, s); } } }
-  { const v = m.wBytes; if (v != null) { { buf[pos++] = 0x42; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$BytesValue(({ $typeName: "google.protobuf.BytesValue", value: v } as BytesValue), buf, pos, s); } } }
-  { const v = m.wDouble; if (v != null) { { buf[pos++] = 0x4a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$DoubleValue(({ $typeName: "google.protobuf.DoubleValue", value: v } as DoubleValue), buf, pos, s); } } }
-  { const v = m.wUint32; if (v != null) { { buf[pos++] = 0x52; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$UInt32Value(({ $typeName: "google.protobuf.UInt32Value", value: v } as UInt32Value), buf, pos, s); } } }
-  { const a = m.wList; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0x5a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Int32Value(a[i]!, buf, pos, s); }
-    }
-  } }
-  { const r = m.wMap as unknown as Record<string, FloatValue>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0x62; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$FloatValue(v, buf, pos, s); }
-    }
-  } }
-  { const v = m.value; if (v != null) { { buf[pos++] = 0x6a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(v, buf, pos, s); } } }
+  { const v = m.value; if (v != null) { buf[pos++] = 0x6a; { const at = pos; pos++; pos = write_google$protobuf$Value(v, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1556,25 +1163,13 @@ function clone_kitchen$v1$WellKnown(m: WellKnown): WellKnown {
   return o as unknown as WellKnown;
 }
 
-function size_google$protobuf$Value(m: Value, s: Sizes): number {
-  let n = 0;
-  { const o = m.kind; if (o !== undefined && o.case === "nullValue") { n += 1 + int32Size(o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "numberValue") { n += 1 + 8; } }
-  { const o = m.kind; if (o !== undefined && o.case === "stringValue") { n += 1 + stringSize(s, o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "boolValue") { n += 1 + 1; } }
-  { const o = m.kind; if (o !== undefined && o.case === "structValue") { { const k = s.reserve(); const l = size_google$protobuf$Struct(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  { const o = m.kind; if (o !== undefined && o.case === "listValue") { { const k = s.reserve(); const l = size_google$protobuf$ListValue(o.value, s); s.set(k, l); n += 1 + varint32Size(l) + l; } } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Value(m: Value, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$Value(m: Value, buf: Uint8Array, pos: number): number {
   { const o = m.kind; if (o !== undefined && o.case === "nullValue") { buf[pos++] = 0x8; pos = writeInt32(buf, pos, o.value); } }
   { const o = m.kind; if (o !== undefined && o.case === "numberValue") { buf[pos++] = 0x11; pos = writeDouble(buf, pos, o.value); } }
-  { const o = m.kind; if (o !== undefined && o.case === "stringValue") { buf[pos++] = 0x1a; pos = writeString(buf, pos, o.value, s); } }
+  { const o = m.kind; if (o !== undefined && o.case === "stringValue") { buf[pos++] = 0x1a; pos = writeString(buf, pos, o.value); } }
   { const o = m.kind; if (o !== undefined && o.case === "boolValue") { buf[pos++] = 0x20; buf[pos++] = o.value ? 1 : 0; } }
-  { const o = m.kind; if (o !== undefined && o.case === "structValue") { { buf[pos++] = 0x2a; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Struct(o.value, buf, pos, s); } } }
-  { const o = m.kind; if (o !== undefined && o.case === "listValue") { { buf[pos++] = 0x32; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$ListValue(o.value, buf, pos, s); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "structValue") { buf[pos++] = 0x2a; { const at = pos; pos++; pos = write_google$protobuf$Struct(o.value, buf, pos); pos = closeLength(buf, at, pos); } } }
+  { const o = m.kind; if (o !== undefined && o.case === "listValue") { buf[pos++] = 0x32; { const at = pos; pos++; pos = write_google$protobuf$ListValue(o.value, buf, pos); pos = closeLength(buf, at, pos); } } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -1652,21 +1247,10 @@ function clone_google$protobuf$Value(m: Value): Value {
   return o as unknown as Value;
 }
 
-function size_google$protobuf$ListValue(m: ListValue, s: Sizes): number {
-  let n = 0;
+function write_google$protobuf$ListValue(m: ListValue, buf: Uint8Array, pos: number): number {
   { const a = m.values; if (a !== undefined && a.length !== 0) {
     for (let i = 0; i < a.length; i++) {
-      { const k = s.reserve(); const l = size_google$protobuf$Value(a[i]!, s); s.set(k, l); n += 1 + varint32Size(l) + l; }
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$ListValue(m: ListValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const a = m.values; if (a !== undefined && a.length !== 0) {
-    for (let i = 0; i < a.length; i++) {
-      { buf[pos++] = 0xa; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(a[i]!, buf, pos, s); }
+      buf[pos++] = 0xa; { const at = pos; pos++; pos = write_google$protobuf$Value(a[i]!, buf, pos); pos = closeLength(buf, at, pos); }
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1710,34 +1294,16 @@ function clone_google$protobuf$ListValue(m: ListValue): ListValue {
   return o as unknown as ListValue;
 }
 
-function size_google$protobuf$Struct(m: Struct, s: Sizes): number {
-  let n = 0;
+function write_google$protobuf$Struct(m: Struct, buf: Uint8Array, pos: number): number {
   { const r = m.fields as unknown as Record<string, Value>; if (r !== undefined) {
     const ks = Object.keys(r);
     for (let i = 0; i < ks.length; i++) {
       const k = ks[i]!;
       const v = r[k]!;
-      const ek = s.reserve();
-      let e = 0;
-      e += 1 + stringSize(s, k);
-      { const k = s.reserve(); const l = size_google$protobuf$Value(v, s); s.set(k, l); e += 1 + varint32Size(l) + l; }
-      s.set(ek, e);
-      n += 1 + varint32Size(e) + e;
-    }
-  } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Struct(m: Struct, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const r = m.fields as unknown as Record<string, Value>; if (r !== undefined) {
-    const ks = Object.keys(r);
-    for (let i = 0; i < ks.length; i++) {
-      const k = ks[i]!;
-      const v = r[k]!;
-      buf[pos++] = 0xa; pos = writeVarint32(buf, pos, s.next());
-      buf[pos++] = 0xa; pos = writeString(buf, pos, k, s);
-      { buf[pos++] = 0x12; const l = s.next(); pos = writeVarint32(buf, pos, l); pos = write_google$protobuf$Value(v, buf, pos, s); }
+      buf[pos++] = 0xa; const at = pos; pos++;
+      buf[pos++] = 0xa; pos = writeString(buf, pos, k);
+      buf[pos++] = 0x12; { const at = pos; pos++; pos = write_google$protobuf$Value(v, buf, pos); pos = closeLength(buf, at, pos); }
+      pos = closeLength(buf, at, pos);
     }
   } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -1795,14 +1361,7 @@ function clone_google$protobuf$Struct(m: Struct): Struct {
   return o as unknown as Struct;
 }
 
-function size_google$protobuf$FloatValue(m: FloatValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 4; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$FloatValue(m: FloatValue, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$FloatValue(m: FloatValue, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0xd; pos = writeFloat(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -1844,14 +1403,7 @@ function clone_google$protobuf$FloatValue(m: FloatValue): FloatValue {
   return o as unknown as FloatValue;
 }
 
-function size_google$protobuf$Int32Value(m: Int32Value, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + int32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Int32Value(m: Int32Value, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$Int32Value(m: Int32Value, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -1893,14 +1445,7 @@ function clone_google$protobuf$Int32Value(m: Int32Value): Int32Value {
   return o as unknown as Int32Value;
 }
 
-function size_google$protobuf$UInt32Value(m: UInt32Value, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + varint32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$UInt32Value(m: UInt32Value, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$UInt32Value(m: UInt32Value, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeVarint32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -1942,14 +1487,7 @@ function clone_google$protobuf$UInt32Value(m: UInt32Value): UInt32Value {
   return o as unknown as UInt32Value;
 }
 
-function size_google$protobuf$DoubleValue(m: DoubleValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { n += 1 + 8; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$DoubleValue(m: DoubleValue, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$DoubleValue(m: DoubleValue, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v !== undefined && !Object.is(v, 0)) { buf[pos++] = 0x9; pos = writeDouble(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -1991,14 +1529,7 @@ function clone_google$protobuf$DoubleValue(m: DoubleValue): DoubleValue {
   return o as unknown as DoubleValue;
 }
 
-function size_google$protobuf$BytesValue(m: BytesValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$BytesValue(m: BytesValue, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$BytesValue(m: BytesValue, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0xa; pos = writeLengthBytes(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2040,14 +1571,7 @@ function clone_google$protobuf$BytesValue(m: BytesValue): BytesValue {
   return o as unknown as BytesValue;
 }
 
-function size_google$protobuf$BoolValue(m: BoolValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + 1; } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$BoolValue(m: BoolValue, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$BoolValue(m: BoolValue, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; buf[pos++] = v ? 1 : 0; } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2089,14 +1613,7 @@ function clone_google$protobuf$BoolValue(m: BoolValue): BoolValue {
   return o as unknown as BoolValue;
 }
 
-function size_google$protobuf$Int64Value(m: Int64Value, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + int64Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Int64Value(m: Int64Value, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$Int64Value(m: Int64Value, buf: Uint8Array, pos: number): number {
   { const v = m.value; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2138,15 +1655,8 @@ function clone_google$protobuf$Int64Value(m: Int64Value): Int64Value {
   return o as unknown as Int64Value;
 }
 
-function size_google$protobuf$StringValue(m: StringValue, s: Sizes): number {
-  let n = 0;
-  { const v = m.value; if (v) { n += 1 + stringSize(s, v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$StringValue(m: StringValue, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_google$protobuf$StringValue(m: StringValue, buf: Uint8Array, pos: number): number {
+  { const v = m.value; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
 }
@@ -2187,16 +1697,8 @@ function clone_google$protobuf$StringValue(m: StringValue): StringValue {
   return o as unknown as StringValue;
 }
 
-function size_google$protobuf$Any(m: Any, s: Sizes): number {
-  let n = 0;
-  { const v = m.typeUrl; if (v) { n += 1 + stringSize(s, v); } }
-  { const v = m.value; if (v !== undefined && v.length !== 0) { n += 1 + bytesSize(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number, s: Sizes): number {
-  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v, s); } }
+function write_google$protobuf$Any(m: Any, buf: Uint8Array, pos: number): number {
+  { const v = m.typeUrl; if (v) { buf[pos++] = 0xa; pos = writeString(buf, pos, v); } }
   { const v = m.value; if (v !== undefined && v.length !== 0) { buf[pos++] = 0x12; pos = writeLengthBytes(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
   return pos;
@@ -2240,15 +1742,7 @@ function clone_google$protobuf$Any(m: Any): Any {
   return o as unknown as Any;
 }
 
-function size_google$protobuf$Duration(m: Duration, s: Sizes): number {
-  let n = 0;
-  { const v = m.seconds; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.nanos; if (v) { n += 1 + int32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Duration(m: Duration, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$Duration(m: Duration, buf: Uint8Array, pos: number): number {
   { const v = m.seconds; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   { const v = m.nanos; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2293,15 +1787,7 @@ function clone_google$protobuf$Duration(m: Duration): Duration {
   return o as unknown as Duration;
 }
 
-function size_google$protobuf$Timestamp(m: Timestamp, s: Sizes): number {
-  let n = 0;
-  { const v = m.seconds; if (v) { n += 1 + int64Size(v); } }
-  { const v = m.nanos; if (v) { n += 1 + int32Size(v); } }
-  if (m.$unknown !== undefined) n += unknownSize(m.$unknown);
-  return n;
-}
-
-function write_google$protobuf$Timestamp(m: Timestamp, buf: Uint8Array, pos: number, s: Sizes): number {
+function write_google$protobuf$Timestamp(m: Timestamp, buf: Uint8Array, pos: number): number {
   { const v = m.seconds; if (v) { buf[pos++] = 0x8; pos = writeInt64(buf, pos, v); } }
   { const v = m.nanos; if (v) { buf[pos++] = 0x10; pos = writeInt32(buf, pos, v); } }
   if (m.$unknown !== undefined) pos = writeUnknown(buf, pos, m.$unknown);
@@ -2349,10 +1835,11 @@ function clone_google$protobuf$Timestamp(m: Timestamp): Timestamp {
 /** Encodes a kitchen.v1.Scalars (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeScalars(message: MessageInitShape<typeof ScalarsSchema>): Uint8Array {
   const m = message as Scalars;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Scalars(m, s));
-  write_kitchen$v1$Scalars(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Scalars(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Scalars(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Scalars; malformed bytes throw DecodeError naming the message and field. */
@@ -2363,10 +1850,11 @@ export function decodeScalars(bytes: Uint8Array): Scalars {
 /** Encodes a kitchen.v1.Optionals (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeOptionals(message: MessageInitShape<typeof OptionalsSchema>): Uint8Array {
   const m = message as Optionals;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Optionals(m, s));
-  write_kitchen$v1$Optionals(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Optionals(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Optionals(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Optionals; malformed bytes throw DecodeError naming the message and field. */
@@ -2377,10 +1865,11 @@ export function decodeOptionals(bytes: Uint8Array): Optionals {
 /** Encodes a kitchen.v1.Repeated (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeRepeated(message: MessageInitShape<typeof RepeatedSchema>): Uint8Array {
   const m = message as Repeated;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Repeated(m, s));
-  write_kitchen$v1$Repeated(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Repeated(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Repeated(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Repeated; malformed bytes throw DecodeError naming the message and field. */
@@ -2391,10 +1880,11 @@ export function decodeRepeated(bytes: Uint8Array): Repeated {
 /** Encodes a kitchen.v1.Maps (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeMaps(message: MessageInitShape<typeof MapsSchema>): Uint8Array {
   const m = message as Maps;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Maps(m, s));
-  write_kitchen$v1$Maps(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Maps(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Maps(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Maps; malformed bytes throw DecodeError naming the message and field. */
@@ -2405,10 +1895,11 @@ export function decodeMaps(bytes: Uint8Array): Maps {
 /** Encodes a kitchen.v1.Choices (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeChoices(message: MessageInitShape<typeof ChoicesSchema>): Uint8Array {
   const m = message as Choices;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Choices(m, s));
-  write_kitchen$v1$Choices(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Choices(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Choices(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Choices; malformed bytes throw DecodeError naming the message and field. */
@@ -2419,10 +1910,11 @@ export function decodeChoices(bytes: Uint8Array): Choices {
 /** Encodes a kitchen.v1.Tree (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeTree(message: MessageInitShape<typeof TreeSchema>): Uint8Array {
   const m = message as Tree;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Tree(m, s));
-  write_kitchen$v1$Tree(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Tree(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Tree(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Tree; malformed bytes throw DecodeError naming the message and field. */
@@ -2433,10 +1925,11 @@ export function decodeTree(bytes: Uint8Array): Tree {
 /** Encodes a kitchen.v1.Tree.Leaf (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeTree_Leaf(message: MessageInitShape<typeof Tree_LeafSchema>): Uint8Array {
   const m = message as Tree_Leaf;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$Tree$Leaf(m, s));
-  write_kitchen$v1$Tree$Leaf(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$Tree$Leaf(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$Tree$Leaf(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.Tree.Leaf; malformed bytes throw DecodeError naming the message and field. */
@@ -2447,10 +1940,11 @@ export function decodeTree_Leaf(bytes: Uint8Array): Tree_Leaf {
 /** Encodes a kitchen.v1.WellKnown (or an init object of one) to the bytes protobuf-es toBinary writes. */
 export function encodeWellKnown(message: MessageInitShape<typeof WellKnownSchema>): Uint8Array {
   const m = message as WellKnown;
-  const s = sizes.reset();
-  const buf = allocate(size_kitchen$v1$WellKnown(m, s));
-  write_kitchen$v1$WellKnown(m, buf, 0, s);
-  return buf;
+  let buf = scratchBuffer(0);
+  let end = write_kitchen$v1$WellKnown(m, buf, 0);
+  // Past the end of the scratch buffer nothing was stored: again, in one that holds it.
+  if (end > buf.length) end = write_kitchen$v1$WellKnown(m, (buf = scratchBuffer(end)), 0);
+  return takeEncoding(buf, end);
 }
 
 /** Decodes a kitchen.v1.WellKnown; malformed bytes throw DecodeError naming the message and field. */
