@@ -1,5 +1,6 @@
 import type { DescMessage, MessageShape } from "@bufbuild/protobuf";
 import type { GeneratedMessage } from "../wire/generated.js";
+import { allocate } from "../wire/writer.js";
 
 /**
  * Requests encoded once for every plugin of an event. An event whose request no plugin's answer
@@ -45,7 +46,7 @@ class LeadingField<Desc extends DescMessage> implements SharedRequest {
     // The field still holding the value it was encoded from (the same object) is what is sent.
     if (request[this.field] !== this.value) return this.type.encode(this.request);
     const rest = this.type.encode({ ...request, [this.field]: undefined } as never);
-    const out = new Uint8Array(this.head.length + rest.length);
+    const out = allocate(this.head.length + rest.length);
     out.set(this.head, 0);
     out.set(rest, this.head.length);
     return out;

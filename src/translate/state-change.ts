@@ -1,4 +1,5 @@
 import type { Event } from "../../gen/v1beta1/api_pb.js";
+import { allocate } from "../wire/writer.js";
 import { TranslateError } from "./errors.js";
 import { FieldCursor, Wire } from "./fields.js";
 import { describeEvent, eventMethods, podEvents } from "./state-change-events.js";
@@ -70,7 +71,7 @@ export function fromStateChange(payload: Uint8Array): DedicatedRequest {
     throw new TranslateError(`translate: StateChange event ${describeEvent(event)} has no dedicated call`);
   }
   const withContainer = !podEvents.has(event);
-  const out = new Uint8Array(withContainer ? podSize + containerSize : podSize);
+  const out = allocate(withContainer ? podSize + containerSize : podSize);
   copySpans(payload, spans, out, 0, withContainer ? -1 : TAG_2);
   return { event: event as Event, method, payload: out };
 }
@@ -105,7 +106,7 @@ export function toStateChange(event: Event, payload: Uint8Array): Uint8Array {
       size += 1 + c.end - c.valueStart;
     }
   }
-  const out = new Uint8Array(size);
+  const out = allocate(size);
   out[0] = TAG_EVENT;
   out[1] = event; // 1..13: a one-byte varint
   copySpans(payload, spans, out, 2, -1);
