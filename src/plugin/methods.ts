@@ -11,9 +11,16 @@ import { errorText } from "../internal/error-text.js";
  * Translation is loaded when a v1alpha1 runtime first calls (or for the older dialects): a
  * plugin of a v1beta1 runtime never needs it, nor the v1alpha1 method tables it reads.
  */
-let translateModule: Promise<typeof import("../translate/index.js")> | undefined;
-export function translation(): Promise<typeof import("../translate/index.js")> {
-  return (translateModule ??= import("../translate/index.js"));
+type Translation = typeof import("../translate/index.js");
+let translateModule: Promise<Translation> | undefined;
+let translateLoaded: Translation | undefined;
+export function translation(): Promise<Translation> {
+  return (translateModule ??= import("../translate/index.js").then((t) => (translateLoaded = t)));
+}
+
+/** The translation module once loaded (then calls need not wait for it), else undefined. */
+export function loadedTranslation(): Translation | undefined {
+  return translateLoaded;
 }
 
 /** A v1beta1 Plugin method: its handler name and the generated code of its request and response. */

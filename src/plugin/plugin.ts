@@ -17,7 +17,7 @@ import { ClosedError, RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { runtimeOf, subscription } from "./configure.js";
-import { invoke, isThenable, pluginMethods, translation } from "./methods.js";
+import { invoke, isThenable, loadedTranslation, pluginMethods, translation } from "./methods.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
@@ -245,13 +245,19 @@ export class NriPlugin {
     const alpha: Record<string, RawMethod> = {};
     const names = stateChangeEraMethods ?? [...pluginMethods.keys(), "StateChange"];
     for (const name of names) {
+      // Once translation is loaded (registration loads it), an answer given at once is
+      // translated and returned at once, as a v1beta1 call's is.
+      const translated = (t: Awaited<ReturnType<typeof translation>>, payload: Uint8Array, ctx: CallContext): Uint8Array | Promise<Uint8Array> => {
+        const call = t.toV1beta1({ service: alphaService, method: name, payload });
+        const answer = this.dispatch(call.method, call.payload, ctx, "v1alpha1");
+        const back = (a: Uint8Array): Uint8Array => t.responseToV1alpha1({ service: alphaService, method: name }, a).payload;
+        return isThenable(answer) ? Promise.resolve(answer).then(back) : back(answer);
+      };
       alpha[name] = {
         kind: "unary",
-        handler: async (payload, ctx) => {
-          const { toV1beta1, responseToV1alpha1 } = await translation();
-          const call = toV1beta1({ service: alphaService, method: name, payload });
-          const answer = await this.dispatch(call.method, call.payload, ctx, "v1alpha1");
-          return responseToV1alpha1({ service: alphaService, method: name }, answer).payload;
+        handler: (payload, ctx) => {
+          const t = loadedTranslation();
+          return t !== undefined ? translated(t, payload, ctx) : translation().then((loaded) => translated(loaded, payload, ctx));
         },
       };
     }
