@@ -15,15 +15,13 @@ export function is64Bit(t: ScalarType): boolean {
 }
 
 /**
- * How the generated code handles one scalar type: wire type, size, write, read and zero. In the
+ * How the generated code handles one scalar type: wire type, fixed size, write, read and zero. In the
  * snippets, `@{name}` is a helper of the wire runtime module (the emitter turns it into an import).
  */
 export interface ScalarCode {
   readonly wireType: 0 | 1 | 2 | 5;
   /** Fixed encoded size, or undefined when it depends on the value. */
   readonly fixed: number | undefined;
-  /** Expression for the encoded size of `v` (not for strings and bytes: see the emitters). */
-  size(v: string): string;
   /** Statement writing `v` at `pos` and advancing it. */
   write(v: string): string;
   /** Expression reading a value from reader `r`. */
@@ -37,10 +35,9 @@ export interface ScalarCode {
   isSet(v: string): string;
 }
 
-const varint = (size: string, write: string, read: string, zero: string, isSet = (v: string) => v): ScalarCode => ({
+const varint = (write: string, read: string, zero: string, isSet = (v: string) => v): ScalarCode => ({
   wireType: 0,
   fixed: undefined,
-  size: (v) => size.replace(/\$v/g, () => v),
   write: (v) => write.replace(/\$v/g, () => v),
   read,
   zero,
@@ -55,25 +52,24 @@ export function scalarCode(type: ScalarType, long: boolean): ScalarCode {
   const zero64 = long ? `"0"` : "0n";
   switch (type) {
     case ScalarType.INT32:
-      return varint("@{int32Size}($v)", "pos = @{writeInt32}(buf, pos, $v);", "r.int32()", "0");
+      return varint("pos = @{writeInt32}(buf, pos, $v);", "r.int32()", "0");
     case ScalarType.UINT32:
-      return varint("@{varint32Size}($v)", "pos = @{writeVarint32}(buf, pos, $v);", "r.uint32()", "0");
+      return varint("pos = @{writeVarint32}(buf, pos, $v);", "r.uint32()", "0");
     case ScalarType.SINT32:
-      return varint("@{varint32Size}(@{zigzag32}($v))", "pos = @{writeVarint32}(buf, pos, @{zigzag32}($v));", "r.sint32()", "0");
+      return varint("pos = @{writeVarint32}(buf, pos, @{zigzag32}($v));", "r.sint32()", "0");
     case ScalarType.INT64:
-      return varint("@{int64Size}($v)", "pos = @{writeInt64}(buf, pos, $v);", toLong("r.int64()"), zero64, int64Set(long));
+      return varint("pos = @{writeInt64}(buf, pos, $v);", toLong("r.int64()"), zero64, int64Set(long));
     case ScalarType.UINT64:
-      return varint("@{int64Size}($v)", "pos = @{writeInt64}(buf, pos, $v);", toLong("r.uint64()"), zero64, int64Set(long));
+      return varint("pos = @{writeInt64}(buf, pos, $v);", toLong("r.uint64()"), zero64, int64Set(long));
     case ScalarType.SINT64:
-      return varint("@{sint64Size}($v)", "pos = @{writeSint64}(buf, pos, $v);", toLong("r.sint64()"), zero64, int64Set(long));
+      return varint("pos = @{writeSint64}(buf, pos, $v);", toLong("r.sint64()"), zero64, int64Set(long));
     case ScalarType.BOOL:
-      return varint("1", "buf[pos++] = $v ? 1 : 0;", "r.bool()", "false");
+      return varint("buf[pos++] = $v ? 1 : 0;", "r.bool()", "false");
     case ScalarType.FIXED32:
     case ScalarType.SFIXED32:
       return {
         wireType: 5,
         fixed: 4,
-        size: () => "4",
         write: (v) => `pos = @{writeFixed32}(buf, pos, ${v});`,
         read: type === ScalarType.FIXED32 ? "r.fixed32()" : "r.sfixed32()",
         zero: "0",
@@ -83,7 +79,6 @@ export function scalarCode(type: ScalarType, long: boolean): ScalarCode {
       return {
         wireType: 5,
         fixed: 4,
-        size: () => "4",
         write: (v) => `pos = @{writeFloat}(buf, pos, ${v});`,
         read: "r.float()",
         zero: "0",
@@ -94,7 +89,6 @@ export function scalarCode(type: ScalarType, long: boolean): ScalarCode {
       return {
         wireType: 1,
         fixed: 8,
-        size: () => "8",
         write: (v) => `pos = @{writeFixed64}(buf, pos, ${v});`,
         read: toLong(type === ScalarType.FIXED64 ? "r.fixed64()" : "r.sfixed64()"),
         zero: zero64,
@@ -104,7 +98,6 @@ export function scalarCode(type: ScalarType, long: boolean): ScalarCode {
       return {
         wireType: 1,
         fixed: 8,
-        size: () => "8",
         write: (v) => `pos = @{writeDouble}(buf, pos, ${v});`,
         read: "r.double()",
         zero: "0",
@@ -114,9 +107,6 @@ export function scalarCode(type: ScalarType, long: boolean): ScalarCode {
       return {
         wireType: 2,
         fixed: undefined,
-        size: () => {
-          throw new Error("protoc-gen-nri-wire: strings are measured by the emitter");
-        },
         write: () => {
           throw new Error("protoc-gen-nri-wire: strings are written by the emitter");
         },
@@ -128,9 +118,6 @@ export function scalarCode(type: ScalarType, long: boolean): ScalarCode {
       return {
         wireType: 2,
         fixed: undefined,
-        size: () => {
-          throw new Error("protoc-gen-nri-wire: bytes are measured by the emitter");
-        },
         write: () => {
           throw new Error("protoc-gen-nri-wire: bytes are written by the emitter");
         },
