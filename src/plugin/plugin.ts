@@ -250,8 +250,8 @@ export class NriPlugin {
       const translated = (t: Awaited<ReturnType<typeof translation>>, payload: Uint8Array, ctx: CallContext): Uint8Array | Promise<Uint8Array> => {
         const call = t.toV1beta1({ service: alphaService, method: name, payload });
         const answer = this.dispatch(call.method, call.payload, ctx, "v1alpha1");
-        const back = (a: Uint8Array): Uint8Array => t.responseToV1alpha1({ service: alphaService, method: name }, a).payload;
-        return isThenable(answer) ? Promise.resolve(answer).then(back) : back(answer);
+        if (!isThenable(answer)) return t.responseToV1alpha1({ service: alphaService, method: name }, answer).payload;
+        return Promise.resolve(answer).then((a) => t.responseToV1alpha1({ service: alphaService, method: name }, a).payload);
       };
       alpha[name] = {
         kind: "unary",

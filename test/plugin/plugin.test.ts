@@ -5,8 +5,11 @@ import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import { FakeRuntime, type FakeRuntimeOptions } from "../support/fake-runtime.js";
 import { socketPath } from "../support/socket.js";
 import { eventually } from "../support/wait.js";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { StartContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
+import { CreateContainerRequestSchema as AlphaCreateRequestSchema, CreateContainerResponseSchema as AlphaCreateResponseSchema, Event as AlphaEvent, StateChangeEventSchema } from "../../gen/v1alpha1/api_pb.js";
+import { translation } from "../../src/plugin/methods.js";
+import type { CallContext, Server } from "../../src/ttrpc/server.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -254,5 +257,39 @@ describe("plugin: an inherited socket fd that is not one", () => {
       closeSync(fd);
     }
     await expect(new NriPlugin({}, { idx: "10", name: "p", env: { NRI_PLUGIN_SOCKET: String(fd) } }).start()).rejects.toThrow(`nri: invalid NRI_PLUGIN_SOCKET=${fd}: fd ${fd} is not open (EBADF)`);
+  });
+});
+
+describe("plugin: a v1alpha1 runtime's calls", () => {
+  /** The plugin's Plugin service as a v1alpha1 runtime calls it (the plugin's own server, unstarted). */
+  async function alphaService(handlers: PluginHandlers) {
+    const { p } = plugin(handlers);
+    // Registering with a v1alpha1 runtime loads translation; here it is loaded by hand.
+    await translation();
+    const server = (p as unknown as { serve(methods: undefined): Server }).serve(undefined);
+    const ctx: CallContext = { service: "nri.pkg.api.v1alpha1.Plugin", method: "", metadata: [], timeoutNano: 0, deadline: undefined, signal: new AbortController().signal };
+    return (method: string, payload: Uint8Array) => {
+      const m = server.lookup("nri.pkg.api.v1alpha1.Plugin", method);
+      if (m instanceof Error || m.kind !== "unary") throw new Error(`test: no unary ${method}`);
+      return m.handler(payload, ctx);
+    };
+  }
+  const request = toBinary(AlphaCreateRequestSchema, create(AlphaCreateRequestSchema, { pod: { id: "p" }, container: { id: "c" } }));
+
+  it("are answered in the same turn, translated, when the handler answers at once", async () => {
+    const call = await alphaService({ createContainer: () => ({ adjust: { annotations: { a: "b" } } }), startContainer: () => undefined });
+    const answer = call("CreateContainer", request);
+    expect(answer).toBeInstanceOf(Uint8Array);
+    expect(fromBinary(AlphaCreateResponseSchema, answer as Uint8Array).adjust?.annotations).toStrictEqual({ a: "b" });
+    const started = call("StateChange", toBinary(StateChangeEventSchema, create(StateChangeEventSchema, { event: AlphaEvent.START_CONTAINER, pod: { id: "p" }, container: { id: "c" } })));
+    expect(started).toBeInstanceOf(Uint8Array);
+    expect((started as Uint8Array).length).toBe(0);
+  });
+
+  it("are answered when the promise settles when the handler answers later", async () => {
+    const call = await alphaService({ createContainer: async () => ({ adjust: { annotations: { a: "later" } } }) });
+    const answer = call("CreateContainer", request);
+    expect(answer).toBeInstanceOf(Promise);
+    expect(fromBinary(AlphaCreateResponseSchema, await answer).adjust?.annotations).toStrictEqual({ a: "later" });
   });
 });
