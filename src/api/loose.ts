@@ -84,46 +84,57 @@ function integerKind(scalar: number | undefined): IntegerKind | undefined {
   }
 }
 
-function scalar(value: unknown, type: number | undefined, path: string): unknown {
+/**
+ * The protocol path of field `name` under `parent` (with an element's index or a map's key), made
+ * only for an error: a conversion that succeeds builds no path text.
+ */
+function pathOf(parent: string, name: string, key?: number | string): string {
+  const path = parent === "" ? name : `${parent}.${name}`;
+  if (key === undefined) return path;
+  return typeof key === "number" ? `${path}[${key}]` : `${path}[${JSON.stringify(key)}]`;
+}
+
+function scalar(value: unknown, type: number | undefined, parent: string, name: string, key?: number | string): unknown {
   const kind = integerKind(type);
   if (kind === undefined || (typeof value !== "number" && typeof value !== "bigint")) return value;
-  const big = checkInteger(value, kind, path);
+  const big = checkInteger(value, kind, pathOf(parent, name, key));
   return kind === "int64" || kind === "uint64" ? big : Number(big);
 }
 
-function message(value: unknown, desc: string | DescMessage, path: string): unknown {
+function message(value: unknown, desc: string | DescMessage, parent: string, name: string, key?: number | string): unknown {
   if (value === undefined || value === null || (typeof value === "object" && "$typeName" in value && typeof value.$typeName === "string")) return value;
   const typeName = typeof desc === "string" ? desc : desc.typeName;
   if (WRAPPER.test(typeName) && (typeof value !== "object" || Array.isArray(value))) value = { value };
-  return fields(value as Record<string, unknown>, fieldsOf(desc), path);
+  return fields(value as Record<string, unknown>, fieldsOf(desc), pathOf(parent, name, key));
 }
 
 function fields(obj: Record<string, unknown>, desc: Fields, path: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(obj)) {
+  for (const key of Object.keys(obj)) {
+    const value = obj[key];
     const field = desc.byName.get(key);
-    out[key] = field === undefined || value === undefined ? value : fieldValue(value, field, path === "" ? field.name : `${path}.${field.name}`);
+    out[key] = field === undefined || value === undefined ? value : fieldValue(value, field, path);
   }
   return out;
 }
 
-function fieldValue(value: unknown, f: FieldLike, path: string): unknown {
+function fieldValue(value: unknown, f: FieldLike, parent: string): unknown {
   switch (f.fieldKind) {
     case "scalar":
-      return scalar(value, f.scalar, path);
+      return scalar(value, f.scalar, parent, f.name);
     case "message":
-      return message(value, f.message!, path);
+      return message(value, f.message!, parent, f.name);
     case "list":
       if (!Array.isArray(value)) return value;
-      if (f.listKind === "scalar") return value.map((v, i) => scalar(v, f.scalar, `${path}[${i}]`));
-      if (f.listKind === "message") return value.map((v, i) => message(v, f.message!, `${path}[${i}]`));
+      if (f.listKind === "scalar") return value.map((v, i) => scalar(v, f.scalar, parent, f.name, i));
+      if (f.listKind === "message") return value.map((v, i) => message(v, f.message!, parent, f.name, i));
       return value;
     case "map": {
       if (typeof value !== "object" || value === null) return value;
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) {
-        const at = `${path}[${JSON.stringify(k)}]`;
-        out[k] = f.mapKind === "scalar" ? scalar(v, f.scalar, at) : f.mapKind === "message" ? message(v, f.message!, at) : v;
+      for (const k of Object.keys(value)) {
+        const v = (value as Record<string, unknown>)[k];
+        out[k] = f.mapKind === "scalar" ? scalar(v, f.scalar, parent, f.name, k) : f.mapKind === "message" ? message(v, f.message!, parent, f.name, k) : v;
       }
       return out;
     }
