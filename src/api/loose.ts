@@ -1,5 +1,6 @@
 import type { DescMessage, Message, MessageShape } from "@bufbuild/protobuf";
 import { type FieldInfo, type GeneratedMessage, isMessageOf } from "../wire/generated.js";
+import { setOwn } from "../wire/reader.js";
 import { create, messages } from "./messages.js";
 import { type IntegerKind, checkInteger } from "./integers.js";
 
@@ -113,7 +114,8 @@ function fields(obj: Record<string, unknown>, desc: Fields, path: string): Recor
   for (const key of Object.keys(obj)) {
     const value = obj[key];
     const field = desc.byName.get(key);
-    out[key] = field === undefined || value === undefined ? value : fieldValue(value, field, path);
+    // A key `__proto__` (from JSON.parse, say) stays an own property: never the copy's prototype.
+    setOwn(out, key, field === undefined || value === undefined ? value : fieldValue(value, field, path));
   }
   return out;
 }
@@ -134,7 +136,7 @@ function fieldValue(value: unknown, f: FieldLike, parent: string): unknown {
       const out: Record<string, unknown> = {};
       for (const k of Object.keys(value)) {
         const v = (value as Record<string, unknown>)[k];
-        out[k] = f.mapKind === "scalar" ? scalar(v, f.scalar, parent, f.name, k) : f.mapKind === "message" ? message(v, f.message!, parent, f.name, k) : v;
+        setOwn(out, k, f.mapKind === "scalar" ? scalar(v, f.scalar, parent, f.name, k) : f.mapKind === "message" ? message(v, f.message!, parent, f.name, k) : v);
       }
       return out;
     }

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CreateContainerResponseSchema, OptionalBoolSchema, SynchronizeResponseSchema } from "../../gen/v1beta1/api_pb.js";
 import { toMessage } from "../../src/api/loose.js";
@@ -40,6 +40,17 @@ describe("loose messages", () => {
     expect(() => toMessage(CreateContainerResponseSchema, { adjust: { linux: { devices: [{ uid: 2 ** 32 }] } } })).toThrow(
       "nri: adjust.linux.devices[0].uid.value: 4294967296 is out of range for uint32 (0 to 4294967295)",
     );
+  });
+
+  it("keeps a map key `__proto__` as an entry, and a field key `__proto__` from being the prototype", () => {
+    const got = toMessage(CreateContainerResponseSchema, { adjust: { annotations: JSON.parse('{"__proto__": "p", "a": "1"}') as Record<string, string> } });
+    expect(Object.keys(got.adjust?.annotations ?? {})).toEqual(["__proto__", "a"]);
+    expect(Object.getPrototypeOf(got.adjust?.annotations)).toBe(Object.prototype);
+    // protobuf-es reads the entry back from the wire.
+    const back = fromBinary(CreateContainerResponseSchema, toBinary(CreateContainerResponseSchema, got)).adjust?.annotations ?? {};
+    expect(Object.entries(back)).toEqual([["__proto__", "p"], ["a", "1"]]);
+    const plain = toMessage(SynchronizeResponseSchema, JSON.parse('{"__proto__": {"more": true}}') as object);
+    expect(plain.more).toBe(false);
   });
 
   it("passes a message through untouched, and makes the empty message of nothing", () => {
