@@ -6,7 +6,7 @@ import { goQuote } from "../internal/go-quote.js";
 import { make } from "./make.js";
 import { goMapKeys } from "./go/map-order.js";
 import type { Owners } from "./owners.js";
-import { setEntry } from "./owners.js";
+import { setOwn } from "../wire/reader.js";
 import { copyResources, mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";
 
 /**
@@ -89,7 +89,7 @@ export class ContainerUpdates {
     }
     for (const k of goMapKeys(res.unified)) {
       this.owners.claimKey(id, Field.CgroupsUnified, k, plugin);
-      setEntry(base.unified, k, res.unified[k]!);
+      setOwn(base.unified, k, res.unified[k]!);
     }
     if (res.blockioClass !== undefined) {
       this.owners.claim(id, Field.BlockioClass, plugin);

@@ -4,9 +4,10 @@ import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js"
 import { ContainerUpdates } from "./container-updates.js";
 import { make } from "./make.js";
 import { goMapKeys, sortedKeys } from "./go/map-order.js";
-import { Owners, setEntry } from "./owners.js";
+import { Owners } from "./owners.js";
 import { markForRemoval, markedForRemoval } from "../api/removal.js";
 import { mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";
+import { setOwn } from "../wire/reader.js";
 
 /** Resources with the memory and CPU parts the merge writes to. */
 type FilledResources = LinuxResources & { memory: LinuxMemory; cpu: LinuxCPU };
@@ -144,14 +145,14 @@ export class CreateContainerResult {
       if (removed.has(k)) {
         this.#owners.clearKey(this.#id, field, k, plugin);
         delete container[k];
-        setEntry(reply, markForRemoval(k), marker());
+        setOwn(reply, markForRemoval(k), marker());
       }
       this.#owners.claimKey(this.#id, field, k, plugin);
-      setEntry(container, k, entries[k]!);
-      setEntry(reply, k, entries[k]!);
+      setOwn(container, k, entries[k]!);
+      setOwn(reply, k, entries[k]!);
       removed.delete(k);
     }
-    for (const k of sortedKeys(removed)) setEntry(reply, markForRemoval(k), marker());
+    for (const k of sortedKeys(removed)) setOwn(reply, markForRemoval(k), marker());
   }
 
   /**
@@ -253,8 +254,8 @@ export class CreateContainerResult {
     reply.devices.push(...res.devices);
     for (const k of goMapKeys(res.unified)) {
       this.#owners.claimKey(id, Field.CgroupsUnified, k, plugin);
-      setEntry(container.unified, k, res.unified[k]!);
-      setEntry(reply.unified, k, res.unified[k]!);
+      setOwn(container.unified, k, res.unified[k]!);
+      setOwn(reply.unified, k, res.unified[k]!);
     }
     if (res.blockioClass !== undefined) {
       this.#owners.claim(id, Field.BlockioClass, plugin);

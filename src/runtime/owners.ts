@@ -4,6 +4,7 @@ import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js"
 import { AdaptationError } from "./errors.js";
 import { goQuote } from "../internal/go-quote.js";
 import { markForRemoval, markedForRemoval } from "../api/removal.js";
+import { setOwn } from "../wire/reader.js";
 
 /**
  * Which plugin set which field of which container during one event, kept directly in the
@@ -29,12 +30,12 @@ export class Owners {
     const compound = owners.compound[field];
     if (compound === undefined) {
       const compound = create(v1beta1.CompoundFieldOwners);
-      setEntry(compound.owners, key, plugin);
+      setOwn(compound.owners, key, plugin);
       owners.compound[field] = compound;
       return;
     }
     if (Object.hasOwn(compound.owners, key)) checkConflict(field, plugin, compound.owners[key]!, key);
-    setEntry(compound.owners, key, plugin);
+    setOwn(compound.owners, key, plugin);
   }
 
   /** Marks a single-valued field as removed by `plugin` (`-plugin`). */
@@ -46,7 +47,7 @@ export class Owners {
   clearKey(id: string, field: Field, key: string, plugin: string): void {
     const owners = this.ownersFor(id);
     const compound = (owners.compound[field] ??= create(v1beta1.CompoundFieldOwners));
-    setEntry(compound.owners, key, markForRemoval(plugin));
+    setOwn(compound.owners, key, markForRemoval(plugin));
   }
 
   /** Adds `plugin` to the hooks' contributors (`a,b`); hooks accumulate and never conflict. */
@@ -65,7 +66,7 @@ export class Owners {
     const all = this.message.owners;
     if (Object.hasOwn(all, id)) return all[id]!;
     const f = create(v1beta1.FieldOwners);
-    setEntry(all, id, f);
+    setOwn(all, id, f);
     return f;
   }
 }
@@ -100,8 +101,3 @@ function checkConflict(field: Field, plugin: string, other: string, key: string)
   throw new AdaptationError(`plugins ${goQuote(plugin)} and ${goQuote(clearer)} both tried to set ${name} ${key}`);
 }
 
-/** Sets a map entry even for keys such as `__proto__`, which a plain assignment would swallow. */
-export function setEntry<V>(map: Record<string, V>, key: string, value: V): void {
-  if (key === "__proto__") Object.defineProperty(map, key, { value, enumerable: true, writable: true, configurable: true });
-  else map[key] = value;
-}
