@@ -20,6 +20,7 @@ import { type Int64Like, int64, uint64 } from "../../api/integers.js";
 import { type Loose, toMessage } from "../../api/loose.js";
 import { markForRemoval } from "../../api/removal.js";
 import { ResourceSetters } from "./resources.js";
+import { setOwn } from "../../wire/reader.js";
 
 const HOOK_KINDS = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"] as const;
 
@@ -57,7 +58,7 @@ export class AdjustmentBuilder extends ResourceSetters {
 
   /** Adds (or sets) the annotation `key`. */
   addAnnotation(key: string, value: string): this {
-    this.adj.annotations[key] = value;
+    setOwn(this.adj.annotations, key, value);
     return this;
   }
 
@@ -157,7 +158,7 @@ export class AdjustmentBuilder extends ResourceSetters {
 
   /** Moves the host network device `hostDev` into the container, named as `device` says. */
   addLinuxNetDevice(hostDev: string, device: Loose<LinuxNetDevice>): this {
-    this.linux().netDevices[hostDev] = toMessage(v1beta1.LinuxNetDevice, device);
+    setOwn(this.linux().netDevices, hostDev, toMessage(v1beta1.LinuxNetDevice, device));
     return this;
   }
 
@@ -225,7 +226,7 @@ export class AdjustmentBuilder extends ResourceSetters {
 
   /** Sets the sysctl `key`. (A runtime on NRI v0.11.0 crashes on any sysctl adjustment.) */
   setLinuxSysctl(key: string, value: string): this {
-    this.linux().sysctl[key] = value;
+    setOwn(this.linux().sysctl, key, value);
     return this;
   }
 

@@ -5,6 +5,7 @@ import {
 } from "../../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
 import { type Int64Like, int64, uint64 } from "../../api/integers.js";
+import { setOwn } from "../../wire/reader.js";
 
 const MEM = "linux.resources.memory";
 const CPU = "linux.resources.cpu";
@@ -144,7 +145,7 @@ export abstract class ResourceSetters {
 
   /** Sets one cgroup v2 unified resource (`memory.high`, ...). */
   addLinuxUnified(key: string, value: string): this {
-    this.resources().unified[key] = value;
+    setOwn(this.resources().unified, key, value);
     return this;
   }
 }

@@ -1,4 +1,4 @@
-import { create } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { ContainerAdjustmentSchema, ContainerUpdateSchema, IOPrioClass, MpolFlag, MpolMode } from "../../../gen/v1beta1/api_pb.js";
 import { AdjustmentBuilder } from "../../../src/plugin/helpers/adjustment.js";
@@ -61,6 +61,22 @@ describe("adjustment builder", () => {
         },
       }),
     );
+  });
+
+  it("keeps a key __proto__ as an entry of annotations, sysctls, net devices and unified resources", () => {
+    const got = new AdjustmentBuilder()
+      .addAnnotation("__proto__", "a")
+      .setLinuxSysctl("__proto__", "s")
+      .addLinuxNetDevice("__proto__", { name: "n" })
+      .addLinuxUnified("__proto__", "u")
+      .build();
+    expect(Object.entries(got.annotations)).toEqual([["__proto__", "a"]]);
+    expect(Object.entries(got.linux?.sysctl ?? {})).toEqual([["__proto__", "s"]]);
+    expect(Object.keys(got.linux?.netDevices ?? {})).toEqual(["__proto__"]);
+    expect(Object.entries(got.linux?.resources?.unified ?? {})).toEqual([["__proto__", "u"]]);
+    const back = fromBinary(ContainerAdjustmentSchema, toBinary(ContainerAdjustmentSchema, got));
+    expect(Object.entries(back.annotations)).toEqual([["__proto__", "a"]]);
+    expect(back.linux?.netDevices["__proto__"]?.name).toBe("n");
   });
 
   it("setArgs replaces, setLinuxOomScoreAdj(undefined) clears, and range errors name the field", () => {
