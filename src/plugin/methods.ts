@@ -11,7 +11,8 @@ import { errorText } from "../internal/error-text.js";
  * Translation is loaded when a v1alpha1 runtime first calls (or for the older dialects): a
  * plugin of a v1beta1 runtime never needs it, nor the v1alpha1 method tables it reads.
  */
-type Translation = typeof import("../translate/index.js");
+/** The translation module's exports. */
+export type Translation = typeof import("../translate/index.js");
 let translateModule: Promise<Translation> | undefined;
 let translateLoaded: Translation | undefined;
 export function translation(): Promise<Translation> {

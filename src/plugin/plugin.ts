@@ -17,7 +17,7 @@ import { ClosedError, RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { runtimeOf, subscription } from "./configure.js";
-import { invoke, isThenable, loadedTranslation, pluginMethods, translation } from "./methods.js";
+import { type Translation, invoke, isThenable, loadedTranslation, pluginMethods, translation } from "./methods.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
@@ -247,7 +247,7 @@ export class NriPlugin {
     for (const name of names) {
       // Once translation is loaded (registration loads it), an answer given at once is
       // translated and returned at once, as a v1beta1 call's is.
-      const translated = (t: Awaited<ReturnType<typeof translation>>, payload: Uint8Array, ctx: CallContext): Uint8Array | Promise<Uint8Array> => {
+      const translated = (t: Translation, payload: Uint8Array, ctx: CallContext): Uint8Array | Promise<Uint8Array> => {
         const call = t.toV1beta1({ service: alphaService, method: name, payload });
         const answer = this.dispatch(call.method, call.payload, ctx, "v1alpha1");
         if (!isThenable(answer)) return t.responseToV1alpha1({ service: alphaService, method: name }, answer).payload;

@@ -224,13 +224,11 @@ export function closeLength(buf: Uint8Array, at: number, end: number): number {
   return end + k - 1;
 }
 
-
 /** Writes a bytes value: its length, then the bytes. */
 export function writeLengthBytes(buf: Uint8Array, pos: number, v: Uint8Array): number {
   pos = writeVarint32(buf, pos, v.length);
   return writeBytes(buf, pos, v);
 }
-
 
 /** Writes unknown fields after the known ones, where protobuf-es writes them. */
 export function writeUnknown(buf: Uint8Array, pos: number, u: readonly UnknownField[]): number {
