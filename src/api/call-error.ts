@@ -2,7 +2,7 @@ import { RpcError } from "../ttrpc/errors.js";
 
 /**
  * A call to the peer that failed with a status, with who and what in front of its message
- * (`nri: plugin 10-a: StopContainer: unknown: broken`). It is the RpcError it wraps in all but
+ * (`nri: plugin 10-a: UpdateContainers: unknown: broken`). It is the RpcError it wraps in all but
  * the message: same code, raw message and details, so callers can still test `code`.
  */
 export class NriCallError extends RpcError {

@@ -77,6 +77,14 @@ describe("plugin: Configure like the Go stub", () => {
     expect(logged).toEqual(["failed to start external plugin: failed to configure plugin: rpc error: code = Unknown desc = bad config: no cpus"]);
   });
 
+  it("a first Synchronize handler's error rejects start() and settles closed with its text", async () => {
+    const rt = await runtime({ log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+    const { p, log } = plugin({ synchronize: () => { throw new Error("no state"); } }, { socketPath: rt.socketPath! });
+    await expect(p.start()).rejects.toThrow("nri: plugin 10-p: synchronize failed: no state");
+    expect((await p.closed).message).toBe("nri: plugin 10-p: synchronize failed: no state");
+    expect(log).toEqual(["error: nri: plugin 10-p: Synchronize failed: no state"]);
+  });
+
   it("an event handler's error is logged and its text is what the runtime gets", async () => {
     const rt = await runtime();
     const { p, log } = plugin({ runPodSandbox: () => { throw new Error("no room for pod"); } }, { socketPath: rt.socketPath! });
