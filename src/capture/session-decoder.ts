@@ -80,7 +80,7 @@ const methods: ReadonlyMap<string, DescMethod> = new Map(
 
 const TYPE_NAMES: Readonly<Record<number, FrameTypeName>> = { 1: "request", 2: "response", 3: "data" };
 
-/** The era of a call, by its method name. */
+/** A call's `calls` (dedicated, statechange or common), by its method name. */
 function callKindOf(service: string, method: string): CallKind {
   if (!service.endsWith(".Plugin")) return "common";
   if (method === "StateChange") return "statechange";

@@ -22,7 +22,7 @@ function flagNames(flags: number): string {
 
 /**
  * One record for people: a heading line with the time since the capture started, the side that
- * wrote it, conn, stream, frame type, call, revision and era, then the status and the payload as
+ * wrote it, conn, stream, frame type, call, revision and calls, then the status and the payload as
  * indented JSON. Damage is one line starting with `!!`.
  */
 export function prettyRecord(r: PrintedRecord): string {
@@ -75,7 +75,7 @@ export const decodeCommand: Command = {
   name: "decode",
   summary: "Print a recorded NRI session (a capture's .index.json), one JSON line per ttrpc message.",
   description:
-    "Each line: time, side, offset, mux conn, ttrpc stream, frame type and flags, service and method,\nstatus, payload as protobuf JSON, revision, era and, for StateChange, the dedicated call.\nDamage is printed as lines with an error and its offset; the exit code is then 1.",
+    "Each line: time, side, offset, mux conn, ttrpc stream, frame type and flags, service and method,\nstatus, payload as protobuf JSON, revision, calls (dedicated, statechange or common) and, for\nStateChange, the dedicated call.\nDamage is printed as lines with an error and its offset; the exit code is then 1.",
   options: { pretty: { type: "boolean", description: "print for people instead of JSON lines" } },
   positionals: "CAPTURE.index.json...",
   async run(v, positionals) {

@@ -94,7 +94,7 @@ export class NriPlugin {
    */
   async start(): Promise<void> {
     // Before connecting: nothing may come between the mux's creation and the server's.
-    const stateChangeEra = this.dialect === "statechange" ? (await translation()).stateChangeEraMethods : undefined;
+    const stateChangeMethods = this.dialect === "statechange" ? (await translation()).stateChangePluginMethods : undefined;
     const env = this.options.env ?? process.env;
     const socket =
       this.options.socket ??
@@ -104,7 +104,7 @@ export class NriPlugin {
     this.mux = mux;
     void mux.closed.then((reason) => this.finish(reason));
     // Serve before registering: the runtime may send Configure before it answers RegisterPlugin.
-    this.served = this.serve(stateChangeEra).serve(mux.open(PLUGIN_SERVICE_CONN));
+    this.served = this.serve(stateChangeMethods).serve(mux.open(PLUGIN_SERVICE_CONN));
     this.runtimeClient = new Client(mux.open(RUNTIME_SERVICE_CONN));
     const timeoutMs = this.options.registrationTimeoutMs ?? 5000;
     let timer: NodeJS.Timeout | undefined;
@@ -234,7 +234,7 @@ export class NriPlugin {
   }
 
   /** The ttrpc server of conn 1: v1beta1 and/or v1alpha1 Plugin services per the dialect. */
-  private serve(stateChangeEraMethods: readonly string[] | undefined): Server {
+  private serve(stateChangePluginMethods: readonly string[] | undefined): Server {
     const server = new Server();
     if (this.dialect === "v1beta1") {
       const beta: Record<string, RawMethod> = {};
@@ -243,7 +243,7 @@ export class NriPlugin {
     }
     const alphaService = `${packages.v1alpha1}.Plugin`;
     const alpha: Record<string, RawMethod> = {};
-    const names = stateChangeEraMethods ?? [...pluginMethods.keys(), "StateChange"];
+    const names = stateChangePluginMethods ?? [...pluginMethods.keys(), "StateChange"];
     for (const name of names) {
       // Once translation is loaded (registration loads it), an answer given at once is
       // translated and returned at once, as a v1beta1 call's is.

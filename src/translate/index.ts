@@ -19,7 +19,7 @@ export {
   isStateChangeEvent,
   methodEvents,
   podEvents,
-  stateChangeEraMethods,
+  stateChangePluginMethods,
   stateChangeEventOf,
   stateChangeEvents,
 } from "./state-change-events.js";

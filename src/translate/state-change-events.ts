@@ -54,7 +54,7 @@ export function describeEvent(event: number): string {
 }
 
 /**
- * The Plugin methods a StateChange-era (NRI <= v0.11) plugin serves: every v1alpha1 Plugin method
- * but the nine dedicated ones it receives as StateChange.
+ * The Plugin methods a plugin that takes the nine events as StateChange (NRI <= v0.11) serves:
+ * every v1alpha1 Plugin method but the nine dedicated ones.
  */
-export const stateChangeEraMethods: readonly string[] = services_v1alpha1_api.Plugin.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));
+export const stateChangePluginMethods: readonly string[] = services_v1alpha1_api.Plugin.methods.map((m) => m.name).filter((m) => !methodEvents.has(m));

@@ -60,7 +60,7 @@ describe.each(SESSIONS)("decoding the recorded session %s", (session) => {
     }
   });
 
-  it("names the revision, the era and, for StateChange, the dedicated call", () => {
+  it("names the revision, the calls and, for StateChange, the dedicated call", () => {
     for (const g of golden) {
       const r = records[g.order]!;
       expect(r.revision).toBe("v1alpha1");

@@ -8,6 +8,7 @@ import {
   podEvents,
   stateChangeEventOf,
   stateChangeEvents,
+  stateChangePluginMethods,
 } from "../../src/translate/index.js";
 import { NINE, POD_ONLY } from "./reference.js";
 
@@ -28,6 +29,11 @@ describe("StateChange event tables", () => {
     for (const e of ALL_EVENTS.filter((x) => !NINE.includes(x))) expect(stateChangeEventOf(formatEvent(e))).toBeUndefined();
     expect(stateChangeEventOf("StateChange")).toBeUndefined();
     expect(stateChangeEventOf("Configure")).toBeUndefined();
+  });
+
+  it("a StateChange plugin serves every v1alpha1 Plugin method but the nine events, StateChange included", () => {
+    expect(stateChangePluginMethods).toEqual(["Configure", "Synchronize", "Shutdown", "UpdatePodSandbox", "CreateContainer", "UpdateContainer", "StopContainer", "StateChange", "ValidateContainerAdjustment"]);
+    for (const e of NINE) expect(stateChangePluginMethods).not.toContain(formatEvent(e));
   });
 
   it("describes events for messages", () => {
