@@ -19,8 +19,8 @@ export {
   isStateChangeEvent,
   methodEvents,
   podEvents,
-  stateChangePluginMethods,
   stateChangeEventOf,
   stateChangeEvents,
+  stateChangePluginMethods,
 } from "./state-change-events.js";
 export { type DedicatedRequest, fromStateChange, toStateChange } from "./state-change.js";
