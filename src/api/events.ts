@@ -14,8 +14,9 @@ export const ALL_EVENTS: readonly Event[] = Array.from(
 );
 
 /**
- * The teardown events, in numeric order: runtimes do not let a plugin's error stop them (the Go
- * runtime's teardown contract), and a plugin should never fail them.
+ * The teardown events, in numeric order: a plugin should never fail them. A runtime on the pod
+ * sandbox lifecycle contract (`teardownErrors: "continue"` in nri-wire's) goes on past a plugin's
+ * error in them; containerd/nri v0.12.5, and nri-wire's default, stop at the first.
  */
 export const TEARDOWN_EVENTS: readonly Event[] = [Event.STOP_POD_SANDBOX, Event.REMOVE_POD_SANDBOX, Event.STOP_CONTAINER, Event.REMOVE_CONTAINER];
 

@@ -23,8 +23,9 @@ export interface HandlerContext {
 /**
  * Handlers of a plugin, written against v1beta1 types whatever the runtime speaks. Each takes
  * the request and returns the response, as a message or a plain object of its fields (see
- * Loose), or nothing for an empty one. The plugin subscribes to exactly the events it has
- * handlers for. A thrown error is the plugin's error: its message reaches the runtime (a
+ * Loose), or nothing for an empty one. The plugin subscribes to the events it has handlers
+ * for (fewer when its configure handler asks for fewer, or its runtime's release does not know
+ * some). A thrown error is the plugin's error: its message reaches the runtime (a
  * validateContainerAdjustment handler rejects the adjustment by throwing). The same object runs
  * as its own process (`NriPlugin`) or inside a runtime (`builtinPlugins` of `NriRuntime`).
  */

@@ -20,7 +20,7 @@ export interface CaptureProxyOptions {
   onRecord?: (session: string, record: SessionRecord) => void;
   /** A connection ended and its capture is complete on disk. */
   onSession?: (session: RecordedSession) => void;
-  /** A connection that could not be forwarded (the upstream refused it). */
+  /** A connection that could not be forwarded (the upstream refused it), or whose capture could not be written. */
   onError?: (error: Error) => void;
 }
 

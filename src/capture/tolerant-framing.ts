@@ -203,8 +203,8 @@ export interface TrunkSink {
  * A header naming a conn id other than 1 or 2, or a length over the limit, is damage: the scanner
  * skips to the next position holding a plausible header followed by another plausible header
  * (or the end of the bytes) and reports how many bytes it skipped. When the whole direction is
- * known in advance (a capture on disk: `whole`), every header must pass that same test, so a
- * damaged length cannot swallow the frames after it.
+ * known in advance (a capture on disk: `whole`), a header is also damage when a good frame starts
+ * inside the extent it claims, so a damaged length cannot swallow the frames after it.
  */
 export class TrunkScanner extends Resync {
   private pos = 0;

@@ -18,7 +18,7 @@ export interface RuntimeInfo {
 
 /** Options of a plugin endpoint. */
 export interface PluginOptions {
-  /** Plugin name; default NRI_PLUGIN_NAME, else the executable's `NN-name`. */
+  /** Plugin name; default NRI_PLUGIN_NAME, else the executable's base name (its `name` part if it is `NN-name`). */
   name?: string;
   /** Two-digit index; default NRI_PLUGIN_IDX, else the executable's `NN-name`. */
   idx?: string;
@@ -51,7 +51,8 @@ export interface PluginOptions {
   failurePolicy?: Loose<FailurePolicy>;
   /**
    * Handlers for events the runtime's NRI release does not know: `skip` (the default) leaves
-   * them out of the subscription and logs that; `error` fails Configure instead.
+   * them out of the subscription and logs that, unless that would leave none, which fails
+   * Configure; `error` fails Configure instead.
    */
   unknownEvents?: "skip" | "error";
   /** Where the plugin's messages go; what it leaves out goes to the default: warnings and errors to stderr. */

@@ -22,8 +22,8 @@ import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
 /**
- * A plugin's side of an NRI connection. Serves the Plugin service under both package names (so
- * runtimes of either revision work), registers itself, and hands every call to the handlers in
+ * A plugin's side of an NRI connection. Serves the Plugin service under both package names with
+ * the default dialect (so runtimes of either revision work), registers itself, and hands every call to the handlers in
  * v1beta1 form. It never exits the process: the end of the connection is reported through
  * `closed` and `onClose`.
  */
@@ -174,8 +174,10 @@ export class NriPlugin {
   }
 
   /**
-   * Closes the connection at once; `closed` and onClose report `reason`. Answers still queued
-   * are lost: from a handler (say, Shutdown's) use stop().
+   * Closes the connection at once; `closed` and onClose report `reason` (before the plugin is
+   * synchronized, its Configure or Synchronize error or the runtime's refusal instead; after a
+   * Shutdown, the Shutdown). Answers still queued are lost: from a handler (say, Shutdown's) use
+   * stop().
    */
   close(reason: Error = new Error(`nri: plugin ${this.id}: closed`)): void {
     if (this.mux !== undefined) this.mux.close(reason);

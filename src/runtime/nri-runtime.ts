@@ -31,7 +31,8 @@ export type EventRequest<K extends EventMethod> = MessageInitShape<PluginMethods
 export interface EventOptions {
   /**
    * Cancels the event: calls in flight end with `context canceled`, which fails the event
-   * without counting against the plugin.
+   * without counting against the plugin (a teardown event under `teardownErrors: "continue"`
+   * logs it and goes on).
    */
   signal?: AbortSignal;
 }
@@ -67,7 +68,7 @@ export class NriRuntime {
     this.options = resolveOptions(options);
   }
 
-  /** Registered plugins in invocation order (closed ones stay until the end of the next event). */
+  /** Registered plugins in invocation order (closed ones stay until the next event ends or another plugin joins). */
   get plugins(): readonly PluginInfo[] {
     return this.registry.plugins;
   }
@@ -222,7 +223,7 @@ export class NriRuntime {
     return this.relayAll("postUpdateContainer", request, o);
   }
 
-  /** StopContainer: the plugins' updates of other containers, merged with ownership. */
+  /** StopContainer: the plugins' updates of any container (the stopped one included), merged with ownership. */
   stopContainer(request: EventRequest<"stopContainer">, o: EventOptions = {}): Promise<StopContainerResponse> {
     const req = ownRequest("stopContainer", request);
     return this.event(async () => {

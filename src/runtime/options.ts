@@ -25,13 +25,14 @@ export type SyncCallback = (pods: PodSandbox[], containers: Container[]) => Prom
 
 /**
  * The runtime's side of synchronization (the reference's SyncFn): it calls `sync` with its
- * current state, applies the updates it gets back, and resolves. Rejecting refuses the plugin.
+ * current state, applies the updates it gets back, and resolves. Rejecting refuses a plugin that
+ * connects; at start, it fails `start()` for the pre-installed plugins.
  */
 export type SyncFn = (sync: SyncCallback) => MaybePromise<void>;
 
 /** Who asked for an unsolicited update. */
 export interface UpdateSource {
-  /** `NN-name`, or `""` when the plugin has not registered yet. */
+  /** `NN-name`; `-` when the plugin has not registered yet (its index and name are still empty). */
   readonly plugin: string;
   /** The evictions the plugin asked for in the same request (the reference drops them). */
   readonly evict: readonly ContainerEviction[];

@@ -39,7 +39,7 @@ export interface PluginInfo {
   readonly revision: Revision | undefined;
   /** Whether it gets the nine events of the StateChange era as StateChange (a v0.11-era plugin). */
   readonly stateChange: boolean;
-  /** Whether it is closed (it is dropped at the end of the next event). */
+  /** Whether it is closed (it is dropped when the next event ends or another plugin joins). */
   readonly closed: boolean;
   /** The process id of a launched plugin. */
   readonly pid: number | undefined;

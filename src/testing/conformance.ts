@@ -93,7 +93,7 @@ export interface ConformanceOptions {
   dialects?: readonly Dialect[];
   /** The request timeout sent in Configure and applied to every call. Default 2000 ms. */
   requestTimeoutMs?: number;
-  /** How long a plugin may take to connect and register. Default 5000 ms. */
+  /** How long a plugin may take to connect, and then to register. Default 5000 ms each. */
   registrationTimeoutMs?: number;
   /** How long a launched plugin may take to exit once a restarting runtime closed its connection. Default 2000 ms. */
   goneTimeoutMs?: number;

@@ -7,7 +7,7 @@ import type { Duplex } from "node:stream";
 export interface PluginInstance {
   /** The runtime's end of the plugin's connection. */
   readonly socket: Duplex;
-  /** Settles with a description once the plugin is gone: `exited with code 1`, `closed`. */
+  /** Settles with a description once the plugin is gone: `exited with code 1`, `closed its connection`. */
   readonly gone: Promise<string>;
   /** Whether the runner can restart it (it started the process). */
   readonly restartable: boolean;

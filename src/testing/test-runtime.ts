@@ -253,7 +253,7 @@ export class TestRuntime {
     return this.runtime.postStartContainer(this.podAndContainer(pod, container));
   }
 
-  /** UpdateContainer: the merged updates, the target's own entry last (absent if no plugin updated it). */
+  /** UpdateContainer: the merged updates, the target's own entry always last (an empty ContainerUpdate if no plugin updated it). */
   async updateContainer(pod: TestPod, container: TestContainer, resources: TestResources = {}): Promise<UpdateContainerResponse> {
     await this.reach("UpdateContainer");
     return this.runtime.updateContainer({ ...this.podAndContainer(pod, container), linuxResources: toMessage(LinuxResourcesSchema, resources) });
@@ -265,7 +265,7 @@ export class TestRuntime {
     return this.runtime.postUpdateContainer(this.podAndContainer(pod, container));
   }
 
-  /** StopContainer: the merged updates of other containers. */
+  /** StopContainer: the merged updates of any container, the stopped one included. */
   async stopContainer(pod: TestPod, container: TestContainer): Promise<StopContainerResponse> {
     await this.reach("StopContainer");
     return this.runtime.stopContainer(this.podAndContainer(pod, container));

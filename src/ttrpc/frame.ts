@@ -75,9 +75,9 @@ export function checkMaxDataLength(value: number | undefined): number {
 /**
  * Push decoder for ttrpc frames: feed it socket chunks of any size, in order, and it returns
  * the frames each chunk completes. It never concatenates chunks: a frame inside one chunk is
- * handed out as a view, and only a frame split across chunks is copied, once, into a buffer of
- * a buffer that grows with its bytes up to its announced size (checked against the limit before
- * any byte is buffered).
+ * handed out as a view, and only a frame split across chunks is copied, into a buffer that starts
+ * at 256 KiB (or the frame's size, if smaller) and doubles as bytes arrive, copying what it holds,
+ * up to the announced size (checked against the limit before any byte is buffered).
  *
  * Bytes never make decode() throw: an oversized frame is reported and skipped. Only a budget
  * refusal does (RpcError RESOURCE_EXHAUSTED), after which the decoder is failed for good: every

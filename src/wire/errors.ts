@@ -3,7 +3,7 @@ import { errorText } from "../internal/error-text.js";
  * Malformed protobuf bytes. Raised by the reader with the bare `reason` and the byte `offset`
  * (relative to where reading started); a generated decoder re-raises it once with the message
  * type and field it was reading, so the text reads
- * `decode nri.pkg.api.v1alpha1.Container: field linux (7): length 12 exceeds remaining 3`.
+ * `decode nri.pkg.api.v1alpha1.Container: field linux (11): length 12 exceeds remaining 3`.
  */
 export class DecodeError extends Error {
   override name = "DecodeError";

@@ -28,7 +28,8 @@ const HOOK_KINDS = ["prestart", "createRuntime", "createContainer", "startContai
  * Builds the ContainerAdjustment a CreateContainer handler returns. Method names and semantics
  * follow the Go stub's `api.ContainerAdjustment` helpers; `remove*` methods write the `-key`
  * removal markers the runtime understands. Numbers are accepted for 64-bit fields and checked
- * against the field's range. `build()` returns the message (the builder stays usable).
+ * against the field's range. `build()` returns the message the builder writes to: calls after it
+ * change that message too, as Go's helpers change the adjustment they are called on.
  *
  * ```ts
  * createContainer: (req) => ({ adjust: new AdjustmentBuilder().addEnv("A", "1").setLinuxMemoryLimit(1 << 30).build() })
