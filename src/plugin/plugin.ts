@@ -23,9 +23,9 @@ import { errorText } from "../internal/error-text.js";
 
 /**
  * A plugin's side of an NRI connection. Serves the Plugin service under both package names with
- * the default dialect (so runtimes of either revision work), registers itself, and hands every call to the handlers in
- * v1beta1 form. It never exits the process: the end of the connection is reported through
- * `closed` and `onClose`.
+ * the default dialect (so runtimes of either revision work), registers itself, and hands every
+ * call to the handlers in v1beta1 form. It never exits the process: the end of the connection is
+ * reported through `closed` and `onClose`.
  */
 export class NriPlugin {
   readonly identity: PluginIdentity;
@@ -249,11 +249,12 @@ export class NriPlugin {
     for (const name of names) {
       // Once translation is loaded (registration loads it), an answer given at once is
       // translated and returned at once, as a v1beta1 call's is.
+      const ref = { service: alphaService, method: name };
       const translated = (t: Translation, payload: Uint8Array, ctx: CallContext): Uint8Array | Promise<Uint8Array> => {
         const call = t.toV1beta1({ service: alphaService, method: name, payload });
         const answer = this.dispatch(call.method, call.payload, ctx, "v1alpha1");
-        if (!isThenable(answer)) return t.responseToV1alpha1({ service: alphaService, method: name }, answer).payload;
-        return Promise.resolve(answer).then((a) => t.responseToV1alpha1({ service: alphaService, method: name }, a).payload);
+        if (!isThenable(answer)) return t.responseToV1alpha1(ref, answer).payload;
+        return Promise.resolve(answer).then((a) => t.responseToV1alpha1(ref, a).payload);
       };
       alpha[name] = {
         kind: "unary",
