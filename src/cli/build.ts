@@ -1,6 +1,7 @@
 import { EXECUTABLE_FORMS, type ExecutableForm } from "../ship/executable.js";
 import { buildPlugin } from "../ship/build.js";
-import { type Command, EXIT, UsageError } from "./command.js";
+import { type Command, EXIT } from "./command.js";
+import { UsageError } from "./errors.js";
 
 const MiB = 1024 * 1024;
 

@@ -1,3 +1,4 @@
+import { UsageError } from "./errors.js";
 import { parseArgs } from "node:util";
 
 /** Exit codes of the nri-wire command. */
@@ -33,11 +34,6 @@ export interface Command {
   readonly positionals?: string;
   /** Runs the command; resolves with its exit code. Throw UsageError for a bad command line. */
   run(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number>;
-}
-
-/** A wrong command line: reported with the command's usage, exit code 2. */
-export class UsageError extends Error {
-  override name = "UsageError";
 }
 
 /** The usage line of a command. */

@@ -1,6 +1,7 @@
 import { decodeCapture, readCapture } from "../capture/capture-file.js";
 import type { SessionRecord } from "../capture/session-decoder.js";
-import { type Command, EXIT, UsageError } from "./command.js";
+import { type Command, EXIT } from "./command.js";
+import { UsageError } from "./errors.js";
 
 /** A record as printed: the session it belongs to first, then the record's own fields. */
 export type PrintedRecord = { session: string } & SessionRecord;

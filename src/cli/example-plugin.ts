@@ -1,6 +1,7 @@
 import { ALL_EVENTS, eventHandlerName, formatEvent } from "../api/events.js";
 import { NriPlugin, type Dialect, type PluginHandlers } from "../plugin/index.js";
-import { type Command, EXIT, UsageError } from "./command.js";
+import { type Command, EXIT } from "./command.js";
+import { UsageError } from "./errors.js";
 
 /** Options of the example plugin. */
 export interface ExamplePluginOptions {

@@ -3,7 +3,8 @@ import { ContainerSchema, type ContainerUpdate, PodSandboxSchema } from "../../g
 import { NriRuntime, type PluginInfo } from "../runtime/index.js";
 import { scriptContainer, scriptPod, syncContainer, syncPod } from "../testing/script-objects.js";
 import { stateChangeEventOf } from "../translate/index.js";
-import { type Command, UsageError } from "./command.js";
+import { type Command } from "./command.js";
+import { UsageError } from "./errors.js";
 
 /** Options of the example runtime. */
 export interface ExampleRuntimeOptions {

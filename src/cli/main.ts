@@ -6,7 +6,8 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Command, EXIT, UsageError, commandHelp, parseCommandArgs } from "./command.js";
+import { type Command, EXIT, commandHelp, parseCommandArgs } from "./command.js";
+import { UsageError } from "./errors.js";
 import { COMMANDS } from "./commands.js";
 
 /** This package's version, from the package.json above this file (in src/ or dist/src/). */

@@ -1,6 +1,7 @@
 import { CaptureProxy } from "../capture/capture-proxy.js";
 import type { SessionRecord } from "../capture/session-decoder.js";
-import { type Command, EXIT, UsageError } from "./command.js";
+import { type Command, EXIT } from "./command.js";
+import { UsageError } from "./errors.js";
 import { formatRecord } from "./decode.js";
 
 /** What `nri-wire record` is told. */

@@ -4,7 +4,8 @@ import { formatJson, formatJunit, formatTable } from "../testing/conformance-rep
 import { launchStarter, socketStarter } from "../testing/plugin-starter.js";
 import { SCENARIO_FORMAT, type Scenario, parseScenario } from "../testing/scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
-import { type Command, EXIT, UsageError } from "./command.js";
+import { type Command, EXIT } from "./command.js";
+import { UsageError } from "./errors.js";
 
 function ms(name: string, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;

@@ -1,4 +1,4 @@
-import { ClosedError } from "./closed-error.js";
+import { ClosedError } from "./errors.js";
 
 /**
  * The end of something that closes once (a connection, a mux trunk, a plugin): the first close

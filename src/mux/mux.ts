@@ -1,7 +1,7 @@
 import { Duplex } from "node:stream";
 import { BusyPoll, checkBusyPollMicros } from "../internal/busy-poll.js";
 import { CloseOnce, closeAtEnd } from "../internal/close-once.js";
-import { ClosedError } from "../internal/closed-error.js";
+import { ClosedError } from "../internal/errors.js";
 import { ReadHolds, toggleHold } from "../internal/read-hold.js";
 import { MuxError } from "./errors.js";
 import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, type MuxSegment, encodeMuxFrames } from "./frame.js";

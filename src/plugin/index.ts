@@ -19,7 +19,7 @@ export type { Int64Like } from "../api/integers.js";
 export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "../api/loose.js";
 export { markForRemoval, markedForRemoval } from "../api/removal.js";
 export * from "../api/owners.js";
-export { NriCallError } from "../api/call-error.js";
+export { NriCallError } from "../api/errors.js";
 export { RpcError } from "../ttrpc/errors.js";
 export { Code } from "../ttrpc/status.js";
 export { DecodeError } from "../wire/errors.js";

@@ -1,6 +1,6 @@
 import type { ConfigureRequest, ConfigureResponse, Container, ContainerEviction, ContainerUpdate, PodSandbox, ShutdownRequest, SynchronizeRequest } from "../../gen/v1beta1/api_lite.js";
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest, messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
-import { callError } from "../api/call-error.js";
+import { callError } from "../api/errors.js";
 import { eventsKnownBy, NRI_VERSION } from "../api/releases.js";
 import { formatEventMask } from "../api/events.js";
 import { type PluginHandlers, eventsOf } from "../api/handlers.js";

@@ -3,7 +3,7 @@ import { pluginService } from "./services.js";
 import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handlers.js";
 import { toMessage } from "../api/loose.js";
 import { CallDeadline } from "./call-deadline.js";
-import { PluginCallError } from "./call-error.js";
+import { PluginCallError } from "./errors.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { errorText } from "../internal/error-text.js";
 

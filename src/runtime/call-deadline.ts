@@ -1,4 +1,5 @@
-import { GO_CANCELED, GO_DEADLINE_EXCEEDED, PluginCallError } from "./call-error.js";
+import { PluginCallError } from "./errors.js";
+import { GO_CANCELED, GO_DEADLINE_EXCEEDED } from "./go/status-text.js";
 
 /**
  * The signal of one call to a plugin, like Go's `context.WithTimeout(ctx, requestTimeout)`: it

@@ -1,6 +1,5 @@
 import type { FailurePolicy } from "../../gen/v1beta1/api_lite.js";
-import type { PluginCallError } from "./call-error.js";
-import { EventError } from "./event-error.js";
+import { EventError, type PluginCallError } from "./errors.js";
 import type { Logger } from "../api/logger.js";
 import { validatorFailure } from "./validation.js";
 

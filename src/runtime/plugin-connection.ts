@@ -7,10 +7,11 @@ import type { CallOptions } from "../ttrpc/client.js";
 import { ProtocolError, RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import type { Revision } from "../translate/index.js";
-import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED, PluginCallError } from "./call-error.js";
+import { AnswerError, PluginCallError } from "./errors.js";
+import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED } from "./go/status-text.js";
 import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
 import { fromBinary } from "./messages.js";
-import { AnswerError, RuntimeConnection } from "./runtime-connection.js";
+import { RuntimeConnection } from "./runtime-connection.js";
 import { errorText } from "../internal/error-text.js";
 
 /** What a plugin said in RegisterPlugin, and which revision it said it in. */

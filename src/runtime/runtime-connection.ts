@@ -9,6 +9,7 @@ import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alp
 import { alphaRuntimeService, betaRuntimeService, unary } from "./services.js";
 import { goQuote } from "../internal/go-quote.js";
 import { pluginIndexError, pluginNameError } from "../api/identity.js";
+import { AnswerError } from "./errors.js";
 
 /** What a plugin said in RegisterPlugin, and the revision of the service it said it to. */
 export interface ConnectionRegistration {
@@ -41,17 +42,6 @@ export interface RuntimeConnectionOptions {
    * once per method, as a dedicated-era runtime records a deprecation.
    */
   deprecated?(method: string): void;
-}
-
-/** An answer that arrived but cannot be read as the v1beta1 answer (its translation failed). */
-export class AnswerError extends Error {
-  override readonly name = "AnswerError";
-  constructor(
-    method: string,
-    override readonly cause: Error,
-  ) {
-    super(`${method}: ${cause.message}`, { cause });
-  }
 }
 
 /** The service calls are made to, before any translation for a v1alpha1 plugin. */

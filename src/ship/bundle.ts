@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BakedIdentity } from "./launcher.js";
+import { BundleError } from "./errors.js";
 
 /** This module's folder and the extension its siblings have (.ts from source, .js built). */
 function here(): { dir: string; ext: string } {
@@ -32,11 +33,6 @@ function mainSource(entry: string, baked: BakedIdentity): string {
     `const main = () => launch(() => import(${q(entry)}), ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
     `if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main); else main();`,
   ].join("\n");
-}
-
-/** A bundling failure, with esbuild's first message and where it points. */
-export class BundleError extends Error {
-  override name = "BundleError";
 }
 
 /** Bundles `entry` with the launcher into CommonJS source text. */

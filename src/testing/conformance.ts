@@ -22,6 +22,7 @@ import type { PluginInstance, PluginStarter } from "./plugin-starter.js";
 import { DEFAULT_SCENARIO, type Scenario } from "./scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
 import { type CallRecord, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
+import { PluginGoneError } from "./errors.js";
 
 /** The teardown events' method names (`StopPodSandbox`...). */
 const TEARDOWN: readonly string[] = TEARDOWN_EVENTS.map((e) => formatEvent(e));
@@ -144,9 +145,6 @@ class Checks {
   }
 }
 
-/** The plugin stopped in a way that ends the script for this dialect. */
-class Gone extends Error {}
-
 /**
  * Runs the conformance suite: for each dialect, starts the plugin, plays that runtime through
  * registration, Configure, paged Synchronize, the pod and container lifecycle in runtime order
@@ -211,7 +209,7 @@ class DialectRun {
     try {
       await this.script();
     } catch (e) {
-      if (!(e instanceof Gone)) throw e;
+      if (!(e instanceof PluginGoneError)) throw e;
     } finally {
       if (this.ended !== undefined) this.checks.fail("alive", this.ended);
       else if (this.registration !== undefined) this.checks.ok("alive");
@@ -221,7 +219,7 @@ class DialectRun {
     return this.report();
   }
 
-  /** The script, event by event; throws Gone once the plugin is gone. */
+  /** The script, event by event; throws PluginGoneError once the plugin is gone. */
   private async script(): Promise<void> {
     await this.untilRestart();
     await this.restart();
@@ -364,7 +362,7 @@ class DialectRun {
       this.instance = await this.o.starter.start(this.registrationTimeoutMs);
     } catch (e) {
       this.checks.fail(check, `the plugin did not connect: ${(e as Error).message}`);
-      throw new Gone();
+      throw new PluginGoneError();
     }
     const inst = this.instance;
     const c = new ScriptedConnection(inst.socket, {
@@ -394,7 +392,7 @@ class DialectRun {
     const reg = await Promise.race([c.registered.catch(() => "closed its connection"), sleep(this.registrationTimeoutMs), inst.gone]);
     if (typeof reg === "string") {
       this.checks.fail(check, reg === "timeout" ? `the plugin did not register within ${this.registrationTimeoutMs} ms` : `the plugin ${reg} before registering`);
-      throw new Gone();
+      throw new PluginGoneError();
     }
     this.id = `${reg.idx}-${reg.name}`;
     this.registration = { name: reg.name, idx: reg.idx, version: reg.revision };
@@ -421,17 +419,17 @@ class DialectRun {
   /** Before the runner ends the connection itself: the plugin must still be there a while after its last answer. */
   private async stillThere(): Promise<void> {
     await Promise.race([this.lostOf.get(this.conn!), sleep(this.o.aliveWindowMs ?? 200)]);
-    if (this.ended !== undefined) throw new Gone();
+    if (this.ended !== undefined) throw new PluginGoneError();
   }
 
-  /** One this.call with the this.checks every answer gets; throws Gone once the plugin is gone. */
+  /** One this.call with the this.checks every answer gets; throws PluginGoneError once the plugin is gone. */
   private async call<K extends PluginMethodName>(method: K, request: MessageInitShape<never>, failAs?: CheckId): Promise<CallRecord> {
-    if (this.ended !== undefined) throw new Gone();
+    if (this.ended !== undefined) throw new PluginGoneError();
     const r = await this.conn!.call(method, request as never, this.requestTimeoutMs);
     // A this.call cut off by the plugin going is the alive check's failure, not the call's.
     if (r.error !== undefined && this.conn!.mux.closeReason !== undefined && !this.restarting) {
       this.ended ??= "plugin closed its connection";
-      throw new Gone();
+      throw new PluginGoneError();
     }
     const where = `${r.method} (sent as ${r.wire})`;
     const timedOut = r.error instanceof RpcError && r.error.code === Code.DEADLINE_EXCEEDED;
@@ -488,17 +486,17 @@ class DialectRun {
       } as never,
       check,
     );
-    if (conf.error !== undefined) throw new Gone();
+    if (conf.error !== undefined) throw new PluginGoneError();
     const events = (conf.response as { events?: number } | undefined)?.events ?? 0;
     if ((events & ~VALID_EVENTS_MASK) !== 0) {
       this.checks.fail(check, `Configure asked for events 0x${(events >>> 0).toString(16)}, beyond the valid 0x${VALID_EVENTS_MASK.toString(16)}`, conf.responseJson);
-      throw new Gone();
+      throw new PluginGoneError();
     }
     this.mask = events === 0 ? VALID_EVENTS_MASK : events;
     for (const [i, page] of pages.entries()) {
       const more = i < pages.length - 1;
       const r = await this.call("synchronize", { ...page, more } as never, check === "restart" ? "restart" : "synchronize");
-      if (r.error !== undefined) throw new Gone();
+      if (r.error !== undefined) throw new PluginGoneError();
       const res = r.response as unknown as { more: boolean; update: ContainerUpdate[] };
       if (more && !res.more) this.checks.fail(check === "restart" ? "restart" : "synchronize", `Synchronize page ${i + 1} of ${pages.length} was answered with more = false`, r.responseJson);
       if (more && res.update.length > 0) this.checks.fail(check === "restart" ? "restart" : "synchronize", `Synchronize page ${i + 1} of ${pages.length} was answered with updates before the last page`, r.responseJson);

@@ -56,4 +56,4 @@ export class ProtocolError extends Error {
   override name = "ProtocolError";
 }
 
-export { ClosedError } from "../internal/closed-error.js";
+export { ClosedError } from "../internal/errors.js";

@@ -1,7 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { type Command, EXIT, UsageError } from "../../src/cli/command.js";
+import { type Command, EXIT } from "../../src/cli/command.js";
+import { UsageError } from "../../src/cli/errors.js";
 import { main } from "../../src/cli/main.js";
 import pkg from "../../package.json" with { type: "json" };
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Plugin as BetaPlugin } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
-import { NriCallError } from "../../src/api/call-error.js";
+import { NriCallError } from "../../src/api/errors.js";
 import { NriPlugin, type PluginHandlers } from "../../src/plugin/index.js";
 import { EventError, NriRuntime } from "../../src/runtime/index.js";
 import { listenUnix } from "../../src/api/socket.js";

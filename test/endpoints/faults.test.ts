@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Mux, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
-import { NriCallError } from "../../src/api/call-error.js";
+import { NriCallError } from "../../src/api/errors.js";
 import { NriPlugin } from "../../src/plugin/index.js";
 import { NriRuntime, type Logger } from "../../src/runtime/index.js";
 import { Client } from "../../src/ttrpc/client.js";

@@ -30,7 +30,7 @@ import {
   encodeFrame,
   encodeRequest,
 } from "../../src/ttrpc/index.js";
-import { goCodeName } from "../../src/runtime/call-error.js";
+import { goCodeName } from "../../src/runtime/go/status-text.js";
 import { hex } from "../support/bytes.js";
 import { sleep } from "../support/wait.js";
 

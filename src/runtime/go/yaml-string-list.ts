@@ -1,3 +1,5 @@
+import { YamlError } from "../errors.js";
+
 /**
  * Reads a YAML list of strings the way Go's `yaml.Unmarshal(data, &[]string{})` (go.yaml.in/yaml
  * v3) does, for the forms a pod annotation holds: a flow list (`[a, "b"]`, over several lines if
@@ -20,11 +22,6 @@ export function parseYamlStringList(text: string): string[] | undefined {
   const s = scalar(trimmed);
   if (s.tag === "!!null") return undefined;
   return typeError(lineNo, s.tag, s.value, "[]string");
-}
-
-/** A YAML text the Go reader would refuse; `message` is its text. */
-export class YamlError extends Error {
-  override name = "YamlError";
 }
 
 interface Scalar {
