@@ -10,7 +10,7 @@ import { fromJson, toBinary } from "@bufbuild/protobuf";
 import { CreateContainerRequestSchema as V1alpha1Request } from "../../gen/v1alpha1/api_pb.js";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { decodeCapture, readCapture } from "../../src/capture/capture-file.js";
-import { fromBinary } from "../../src/runtime/messages.js";
+import { fromBinary } from "../../src/api/messages.js";
 
 export const FIXTURE = resolve(import.meta.dirname, "../fixtures/containerd-session.index.json");
 

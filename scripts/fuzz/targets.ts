@@ -12,7 +12,9 @@ import { TranslateError } from "../../src/translate/errors.js";
 import { eventMethods } from "../../src/translate/state-change-events.js";
 import { responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../src/translate/index.js";
 import { DecodeError } from "../../src/wire/errors.js";
-import { fromBinary as generatedFromBinary, toBinary as generatedToBinary } from "../../src/runtime/messages.js";
+import { messages_v1alpha1_api } from "../../gen/v1alpha1/api_codec.js";
+import { messages_v1beta1_api } from "../../gen/v1beta1/api_codec.js";
+import { messageRegistry } from "../../src/wire/registry.js";
 import { type Corpus, nriMessages } from "./corpus.js";
 import { mutate, mutateBytes, randomChunks } from "./mutate.js";
 import type { Rng } from "./rng.js";
@@ -41,6 +43,9 @@ export interface FuzzTarget {
   one(rng: Rng, watch: Stopwatch, tally: (key: string) => void): Verdict;
 }
 
+/** The generated codecs of both revisions' messages. */
+const generated = messageRegistry([messages_v1alpha1_api, messages_v1beta1_api]);
+
 /** One way of decoding NRI messages; a generated codec is one more entry. */
 export interface MessageCodec {
   readonly name: string;
@@ -53,7 +58,7 @@ export interface MessageCodec {
 /** The message codecs fuzzed, each a target of its own. */
 export const codecs: readonly MessageCodec[] = [
   { name: "protobuf-es", decode: fromBinary, encode: (schema, m) => toBinary(schema, m as never) },
-  { name: "generated", decode: generatedFromBinary, encode: (schema, m) => generatedToBinary(schema, m as never), errorClass: DecodeError },
+  { name: "generated", decode: generated.fromBinary, encode: (schema, m) => generated.toBinary(schema, m as never), errorClass: DecodeError },
 ];
 
 const EMPTY = new Uint8Array(0);

@@ -5,6 +5,12 @@ import type { Loose } from "./loose.js";
 
 /** The v1beta1 Plugin methods, by handler name. */
 export type PluginMethods = (typeof Plugin)["method"];
+/** A Plugin method's handler name: `configure`, `createContainer`, ... */
+export type PluginMethodName = keyof PluginMethods;
+/** The request message of a Plugin method. */
+export type PluginRequest<K extends PluginMethodName> = MessageShape<PluginMethods[K]["input"]>;
+/** The response message of a Plugin method. */
+export type PluginResponse<K extends PluginMethodName> = MessageShape<PluginMethods[K]["output"]>;
 
 /** A value, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;

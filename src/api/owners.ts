@@ -1,4 +1,4 @@
-import { Field, type OwningPlugins } from "../../gen/v1beta1/api_lite.js";
+import { Field, type FieldOwners, type OwningPlugins } from "../../gen/v1beta1/api_lite.js";
 
 /*
  * Owner lookups for validators: which plugin set a field of a container during the event being
@@ -16,13 +16,23 @@ export type Owners = OwningPlugins | undefined;
 
 /** The plugin that set single-valued `field` of container `id`. */
 export function fieldOwner(owners: Owners, id: string, field: Field): string | undefined {
-  return owners?.owners[id]?.simple[field];
+  return ownersOf(owners, id)?.simple[field];
 }
 
 /** The plugin that set entry `key` of keyed `field` of container `id`. */
 export function keyedFieldOwner(owners: Owners, id: string, field: Field, key: string): string | undefined {
-  const entries = owners?.owners[id]?.compound[field]?.owners;
+  const entries = keyedFieldOwners(owners, id, field);
   return entries !== undefined && Object.hasOwn(entries, key) ? entries[key] : undefined;
+}
+
+/** Every entry's owner of keyed `field` of container `id` (key → plugin), if any plugin touched the field. */
+export function keyedFieldOwners(owners: Owners, id: string, field: Field): Readonly<Record<string, string>> | undefined {
+  return ownersOf(owners, id)?.compound[field]?.owners;
+}
+
+/** The owners of container `id`'s fields; a container id is never looked up in the map's prototype. */
+function ownersOf(owners: Owners, id: string): FieldOwners | undefined {
+  return owners !== undefined && Object.hasOwn(owners.owners, id) ? owners.owners[id] : undefined;
 }
 
 /** The plugin that set the annotation `key` of container `id`. */

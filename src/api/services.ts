@@ -1,7 +1,10 @@
 import type { DescMessage } from "@bufbuild/protobuf";
 import type { GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
+import type { Plugin, Runtime } from "../../gen/v1beta1/api_pb.js";
 import type { GeneratedMessage } from "../wire/generated.js";
 import type { MessageRegistry } from "../wire/registry.js";
+import { messages } from "./messages.js";
 
 /*
  * An NRI service as both endpoints call and serve it: from the generated method table (names
@@ -36,3 +39,8 @@ export function serviceMethods<M extends GenServiceMethods>(registry: MessageReg
   for (const m of table.methods) out[m.localName] = { name: m.name, localName: m.localName, input: code(m.input), output: code(m.output) };
   return out as ServiceMethods<M>;
 }
+
+/** The v1beta1 Plugin service: the runtime side calls it, the plugin side serves it. */
+export const pluginService: ServiceMethods<(typeof Plugin)["method"]> = serviceMethods(messages, services_v1beta1_api.Plugin);
+/** The v1beta1 Runtime service: the plugin side calls it, the runtime side serves it. */
+export const runtimeService: ServiceMethods<(typeof Runtime)["method"]> = serviceMethods(messages, services_v1beta1_api.Runtime);

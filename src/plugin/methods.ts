@@ -1,10 +1,8 @@
-import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
 import { toGeneratedMessage } from "../api/loose.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import { undecodable } from "../ttrpc/typed.js";
-import { serviceMethods, type UnaryMethod } from "../api/services.js";
-import { messages } from "../api/messages.js";
+import { pluginService, type UnaryMethod } from "../api/services.js";
 import { errorText } from "../internal/error-text.js";
 
 /*
@@ -29,7 +27,7 @@ export type PluginMethod = UnaryMethod;
 
 /** The Plugin methods by wire name, from the generated method table (no service descriptor). */
 export const pluginMethods: ReadonlyMap<string, PluginMethod> = new Map(
-  Object.values(serviceMethods(messages, services_v1beta1_api.Plugin)).map((m) => [m.name, m]),
+  Object.values(pluginService).map((m) => [m.name, m]),
 );
 
 /**

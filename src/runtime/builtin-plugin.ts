@@ -1,10 +1,11 @@
-import { create } from "./messages.js";
-import { pluginService } from "./services.js";
+import { create } from "../api/messages.js";
+import { pluginService } from "../api/services.js";
 import { type HandlerContext, type PluginHandlers, eventsOf } from "../api/handlers.js";
 import { toMessage } from "../api/loose.js";
 import { CallDeadline } from "./call-deadline.js";
 import { PluginCallError } from "./errors.js";
-import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
+import type { BackendCallOptions, PluginBackend } from "./plugin-backend.js";
+import type { PluginMethodName, PluginRequest, PluginResponse } from "../api/handlers.js";
 import { errorText } from "../internal/error-text.js";
 
 /** An in-process plugin: index, name and handlers, the same handlers a plugin process takes. */

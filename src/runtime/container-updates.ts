@@ -1,18 +1,18 @@
-import { create } from "./messages.js";
+import { create } from "../api/messages.js";
 import { type ContainerUpdate, Field, type UpdateContainerRequest } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { AdaptationError } from "./errors.js";
 import { goQuote } from "../internal/go-quote.js";
 import { make } from "./make.js";
 import { goMapKeys } from "./go/map-order.js";
-import type { Owners } from "./owners.js";
+import type { OwnershipClaims } from "./ownership-claims.js";
 import { setOwn } from "../wire/reader.js";
 import { copyResources, mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";
 
 /**
  * The merged updates plugins ask for during one event: one `ContainerUpdate` per target
  * container, listed in first-mention order, claiming fields under the target's id in the event's
- * shared `Owners`. `creating` is the id of a container being created (it cannot be updated);
+ * shared `OwnershipClaims`. `creating` is the id of a container being created (it cannot be updated);
  * `request` is an UpdateContainer event's request, whose target merges on the request's
  * resources and is kept out of `list` (the event's response appends it last).
  */
@@ -22,7 +22,7 @@ export class ContainerUpdates {
   readonly #byId = new Map<string, ContainerUpdate>();
 
   constructor(
-    private readonly owners: Owners,
+    private readonly owners: OwnershipClaims,
     private readonly creating: string | undefined,
     private readonly request: UpdateContainerRequest | undefined,
   ) {}

@@ -1,10 +1,10 @@
-import { create } from "./messages.js";
+import { create } from "../api/messages.js";
 import { type CDIDevice, type Container, type ContainerAdjustment, type CreateContainerRequest, type CreateContainerResponse, Field, type Hooks, type KeyValue, type LinuxContainer, type LinuxContainerAdjustment, type LinuxCPU, type LinuxDevice, type LinuxMemory, type LinuxNamespace, type LinuxNetDevice, type LinuxRdt, type LinuxResources, type Mount, type OwningPlugins, type POSIXRlimit } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { ContainerUpdates } from "./container-updates.js";
 import { make } from "./make.js";
 import { goMapKeys, sortedKeys } from "./go/map-order.js";
-import { Owners } from "./owners.js";
+import { OwnershipClaims } from "./ownership-claims.js";
 import { markForRemoval, markedForRemoval } from "../api/removal.js";
 import { mergeCpu, mergeMemory, rewrap } from "./resources-merge.js";
 import { setOwn } from "../wire/reader.js";
@@ -39,7 +39,7 @@ export function fillCreateRequest(request: CreateContainerRequest): FilledContai
 export class CreateContainerResult {
   readonly #container: FilledContainer;
   readonly #id: string;
-  readonly #owners = new Owners();
+  readonly #owners = new OwnershipClaims();
   readonly #reply: FilledAdjustment;
   readonly #updates: ContainerUpdates;
 

@@ -1,9 +1,9 @@
-import { create } from "./messages.js";
+import { create } from "../api/messages.js";
 import { Field, type PodSandbox, SecurityProfile_ProfileType, type ValidateContainerAdjustmentRequest, type ValidateContainerAdjustmentResponse } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { goQuote } from "../internal/go-quote.js";
 import { goMapKeys } from "./go/map-order.js";
-import { keyOwner, keyOwners, simpleOwner } from "./owners.js";
+import { fieldOwner, keyedFieldOwner, keyedFieldOwners } from "../api/owners.js";
 import { parseYamlStringList } from "./go/yaml-string-list.js";
 
 /**
@@ -66,7 +66,7 @@ function containerId(req: ValidateContainerAdjustmentRequest): string {
 
 function ociHooks(cfg: DefaultValidatorConfig, req: ValidateContainerAdjustmentRequest): string | undefined {
   if (req.adjust === undefined || cfg.rejectOCIHookAdjustment !== true) return undefined;
-  const owners = simpleOwner(req.owners, containerId(req), Field.OciHooks);
+  const owners = fieldOwner(req.owners, containerId(req), Field.OciHooks);
   if (owners === undefined) return undefined;
   const offender = owners.includes(",") ? `plugins ${goQuote(owners)}` : `plugin ${goQuote(owners)}`;
   return `${PREFIX}${offender} attempted restricted OCI hook injection`;
@@ -74,7 +74,7 @@ function ociHooks(cfg: DefaultValidatorConfig, req: ValidateContainerAdjustmentR
 
 function seccompPolicy(cfg: DefaultValidatorConfig, req: ValidateContainerAdjustmentRequest): string | undefined {
   if (req.adjust === undefined) return undefined;
-  const owner = simpleOwner(req.owners, containerId(req), Field.SeccompPolicy);
+  const owner = fieldOwner(req.owners, containerId(req), Field.SeccompPolicy);
   if (owner === undefined) return undefined;
   const profile = req.container?.linux?.seccompProfile;
   // The double spaces are upstream's.
@@ -90,7 +90,7 @@ function seccompPolicy(cfg: DefaultValidatorConfig, req: ValidateContainerAdjust
 
 function namespaces(cfg: DefaultValidatorConfig, req: ValidateContainerAdjustmentRequest): string | undefined {
   if (req.adjust === undefined || cfg.rejectNamespaceAdjustment !== true) return undefined;
-  const owners = keyOwners(req.owners, containerId(req), Field.Namespace);
+  const owners = keyedFieldOwners(req.owners, containerId(req), Field.Namespace);
   if (owners === undefined) return undefined;
   const offenders = goMapKeys(owners).map((ns) => `${goQuote(owners[ns]!)} (namespace ${goQuote(ns)})`);
   return `${PREFIX}attempted restricted namespace adjustment by plugin(s) ${offenders.join(", ")}`;
@@ -100,7 +100,7 @@ function sysctl(cfg: DefaultValidatorConfig, req: ValidateContainerAdjustmentReq
   const linux = req.adjust?.linux;
   if (linux === undefined || cfg.rejectSysctlAdjustment !== true) return undefined;
   const id = containerId(req);
-  const owners = goMapKeys(linux.sysctl).flatMap((key) => keyOwner(req.owners, id, Field.Sysctl, key) ?? []);
+  const owners = goMapKeys(linux.sysctl).flatMap((key) => keyedFieldOwner(req.owners, id, Field.Sysctl, key) ?? []);
   if (owners.length === 0) return undefined;
   return `${PREFIX}attempted restricted sysctl adjustment by plugin(s) ${owners.join(", ")}`;
 }

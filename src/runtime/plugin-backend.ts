@@ -1,15 +1,5 @@
-import type { MessageShape } from "@bufbuild/protobuf";
-import type { Plugin } from "../../gen/v1beta1/api_pb.js";
+import type { PluginMethodName, PluginRequest, PluginResponse } from "../api/handlers.js";
 import type { SharedRequest } from "./shared-payload.js";
-
-/** The v1beta1 Plugin service's methods, by local name. */
-export type PluginMethods = (typeof Plugin)["method"];
-/** A Plugin method's local name: `configure`, `createContainer`, ... */
-export type PluginMethodName = keyof PluginMethods;
-/** The request message of a Plugin method. */
-export type PluginRequest<K extends PluginMethodName> = MessageShape<PluginMethods[K]["input"]>;
-/** The response message of a Plugin method. */
-export type PluginResponse<K extends PluginMethodName> = MessageShape<PluginMethods[K]["output"]>;
 
 /** How a plugin came to the runtime, as the reference names it in its logs. */
 export type PluginKind = "external" | "pre-connected" | "builtin";

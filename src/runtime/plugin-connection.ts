@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import type { ContainerEviction, ContainerUpdate } from "../../gen/v1beta1/api_lite.js";
-import { pluginService } from "./services.js";
+import { pluginService } from "../api/services.js";
 import type { Mux } from "../mux/mux.js";
 import { TranslateError } from "../translate/errors.js";
 import type { CallOptions } from "../ttrpc/client.js";
@@ -9,8 +9,9 @@ import { Code } from "../ttrpc/status.js";
 import type { Revision } from "../translate/index.js";
 import { AnswerError, PluginCallError } from "./errors.js";
 import { GO_CANCELED, GO_DEADLINE_EXCEEDED, GO_PROTO_DECODE, GO_TTRPC_CLOSED } from "./go/status-text.js";
-import type { BackendCallOptions, PluginBackend, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
-import { fromBinary } from "./messages.js";
+import type { BackendCallOptions, PluginBackend } from "./plugin-backend.js";
+import type { PluginMethodName, PluginRequest, PluginResponse } from "../api/handlers.js";
+import { fromBinary } from "../api/messages.js";
 import { RuntimeConnection } from "./runtime-connection.js";
 import { errorText } from "../internal/error-text.js";
 

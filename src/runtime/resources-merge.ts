@@ -1,8 +1,8 @@
-import { create } from "./messages.js";
+import { create } from "../api/messages.js";
 import { Field, type LinuxCPU, type LinuxMemory, type LinuxResources } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { make } from "./make.js";
-import type { Owners } from "./owners.js";
+import type { OwnershipClaims } from "./ownership-claims.js";
 
 /** The wrapper messages (`OptionalInt64`, ...) of memory and CPU fields. */
 interface Wrapper {
@@ -44,7 +44,7 @@ const CPU: readonly (readonly [CpuWrapperKey, Field])[] = [
  * Applies a plugin's memory settings: each present wrapper claims its field for container `id`
  * and is set on `target` (and on `reply` when given). The first conflict throws.
  */
-export function mergeMemory(owners: Owners, mem: LinuxMemory | undefined, target: LinuxMemory, reply: LinuxMemory | undefined, id: string, plugin: string): void {
+export function mergeMemory(owners: OwnershipClaims, mem: LinuxMemory | undefined, target: LinuxMemory, reply: LinuxMemory | undefined, id: string, plugin: string): void {
   if (mem === undefined) return;
   for (const [key, field] of MEMORY) {
     const v = mem[key];
@@ -56,7 +56,7 @@ export function mergeMemory(owners: Owners, mem: LinuxMemory | undefined, target
 }
 
 /** Applies a plugin's CPU settings like `mergeMemory`; `cpus` and `mems` count when non-empty. */
-export function mergeCpu(owners: Owners, cpu: LinuxCPU | undefined, target: LinuxCPU, reply: LinuxCPU | undefined, id: string, plugin: string): void {
+export function mergeCpu(owners: OwnershipClaims, cpu: LinuxCPU | undefined, target: LinuxCPU, reply: LinuxCPU | undefined, id: string, plugin: string): void {
   if (cpu === undefined) return;
   for (const [key, field] of CPU) {
     const v = cpu[key];

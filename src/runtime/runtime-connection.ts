@@ -1,4 +1,12 @@
 import type { Duplex } from "node:stream";
+import type { DescMessage, MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import { messages_v1alpha1_api } from "../../gen/v1alpha1/api_codec.js";
+import { services_v1alpha1_api } from "../../gen/v1alpha1/api_lite.js";
+import type { Runtime as AlphaRuntime } from "../../gen/v1alpha1/api_pb.js";
+import { type ServiceMethods, type UnaryMethod, runtimeService, serviceMethods } from "../api/services.js";
+import type { RawMethod } from "../ttrpc/server.js";
+import { undecodable } from "../ttrpc/typed.js";
+import { messageRegistry } from "../wire/registry.js";
 import type { ContainerUpdate, RegisterPluginRequest, UpdateContainersRequest } from "../../gen/v1beta1/api_lite.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../mux/mux.js";
 import { type CallOptions, Client } from "../ttrpc/client.js";
@@ -6,7 +14,6 @@ import { RpcError } from "../ttrpc/errors.js";
 import { Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { type Revision, packages, responseToV1beta1, stateChangeEventOf, toV1alpha1 } from "../translate/index.js";
-import { alphaRuntimeService, betaRuntimeService, unary } from "./services.js";
 import { goQuote } from "../internal/go-quote.js";
 import { pluginIndexError, pluginNameError } from "../api/identity.js";
 import { AnswerError } from "./errors.js";
@@ -42,6 +49,32 @@ export interface RuntimeConnectionOptions {
    * once per method, as a dedicated-era runtime records a deprecation.
    */
   deprecated?(method: string): void;
+}
+
+/** The v1alpha1 Runtime service, served to plugins of upstream releases (v1alpha1's generated code only). */
+const alphaRuntimeService: ServiceMethods<(typeof AlphaRuntime)["method"]> = serviceMethods(messageRegistry([messages_v1alpha1_api]), services_v1alpha1_api.Runtime);
+
+/**
+ * A served unary method: the request decoded strictly (bytes that do not decode are
+ * INVALID_ARGUMENT with the decoder's text, which names the message and field), the handler's
+ * answer (a message or an init object) encoded.
+ */
+function unary<I extends DescMessage, O extends DescMessage>(
+  method: UnaryMethod<I, O>,
+  handler: (request: MessageShape<I>) => MessageInitShape<O> | Promise<MessageInitShape<O>>,
+): RawMethod {
+  return {
+    kind: "unary",
+    handler: async (payload) => {
+      let request: MessageShape<I>;
+      try {
+        request = method.input.decode(payload);
+      } catch (e) {
+        throw undecodable(e);
+      }
+      return method.output.encode(await handler(request));
+    },
+  };
 }
 
 /** The service calls are made to, before any translation for a v1alpha1 plugin. */
@@ -83,7 +116,7 @@ export class RuntimeConnection {
     const server = new Server();
     const serves = options.serves ?? ["v1beta1", "v1alpha1"];
     if (serves.includes("v1beta1")) {
-      const beta = betaRuntimeService;
+      const beta = runtimeService;
       server.register(`${packages.v1beta1}.Runtime`, {
         [beta.registerPlugin.name]: unary(beta.registerPlugin, (req) => this.register(req, "v1beta1")),
         [beta.updateContainers.name]: unary(beta.updateContainers, async (req) => ({ failed: await options.updateContainers(req) })),
@@ -92,7 +125,7 @@ export class RuntimeConnection {
     if (serves.includes("v1alpha1")) {
       // The hook always gets v1beta1 messages: a v1alpha1 plugin's are the same bytes, retyped.
       const alpha = alphaRuntimeService;
-      const beta = betaRuntimeService.updateContainers;
+      const beta = runtimeService.updateContainers;
       server.register(`${packages.v1alpha1}.Runtime`, {
         [alpha.registerPlugin.name]: unary(alpha.registerPlugin, (req) => this.register(req, "v1alpha1")),
         [alpha.updateContainers.name]: unary(alpha.updateContainers, async (req) => {

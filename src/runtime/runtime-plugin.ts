@@ -1,8 +1,8 @@
 import type { Revision } from "../api/revision.js";
 import type { ChildProcess } from "node:child_process";
-import { create, toBinary } from "./messages.js";
+import { create, toBinary } from "../api/messages.js";
 import type { Container, ContainerUpdate, FailurePolicy, PodSandbox, ValidateContainerAdjustmentRequest } from "../../gen/v1beta1/api_lite.js";
-import { pluginService } from "./services.js";
+import { pluginService } from "../api/services.js";
 import { VALID_EVENTS_MASK, eventBit, eventOfMethod } from "../api/events.js";
 import { DEFAULT_MAX_DATA_LENGTH } from "../ttrpc/frame.js";
 import { RequestSizes } from "../ttrpc/envelope.js";
@@ -15,7 +15,8 @@ import type { AdaptationError } from "./errors.js";
 import { validationRejection } from "./validation.js";
 import { handleRequestError, handleValidatorError } from "./failure-policy.js";
 import type { ResolvedOptions } from "./options.js";
-import type { PluginBackend, PluginKind, PluginMethodName, PluginRequest, PluginResponse } from "./plugin-backend.js";
+import type { PluginBackend, PluginKind } from "./plugin-backend.js";
+import type { PluginMethodName, PluginRequest, PluginResponse } from "../api/handlers.js";
 import { PluginConnection } from "./plugin-connection.js";
 import type { SharedRequest } from "./shared-payload.js";
 

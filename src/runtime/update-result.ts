@@ -1,9 +1,9 @@
-import { create } from "./messages.js";
+import { create } from "../api/messages.js";
 import type { OwningPlugins, StopContainerResponse, UpdateContainerRequest, UpdateContainerResponse } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { ContainerUpdates } from "./container-updates.js";
 import { make } from "./make.js";
-import { Owners } from "./owners.js";
+import { OwnershipClaims } from "./ownership-claims.js";
 
 /**
  * The merged result of one UpdateContainer event, as Go computes it. Plugins' updates of the
@@ -11,7 +11,7 @@ import { Owners } from "./owners.js";
  * see them); updates of other containers merge as in CreateContainer. Evictions are ignored.
  */
 export class UpdateContainerResult {
-  readonly #owners = new Owners();
+  readonly #owners = new OwnershipClaims();
   readonly #updates: ContainerUpdates;
   readonly #target: string;
 
@@ -55,7 +55,7 @@ export class UpdateContainerResult {
  * one included, in first-mention order.
  */
 export class StopContainerResult {
-  readonly #owners = new Owners();
+  readonly #owners = new OwnershipClaims();
   readonly #updates = new ContainerUpdates(this.#owners, undefined, undefined);
 
   /** Merges one plugin's response (`plugin` is its `idx-name`); throws Go's text on a conflict. */

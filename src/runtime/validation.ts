@@ -1,6 +1,6 @@
 import type { CreateContainerRequest, ValidateContainerAdjustmentRequest, ValidateContainerAdjustmentResponse } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
-import { clone } from "./messages.js";
+import { clone } from "../api/messages.js";
 import { type CreateContainerResult, fillCreateRequest } from "./create-result.js";
 import { AdaptationError } from "./errors.js";
 import { make } from "./make.js";

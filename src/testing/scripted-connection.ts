@@ -7,7 +7,7 @@ import type { RpcError } from "../ttrpc/errors.js";
 import type { Dialect } from "../api/revision.js";
 import type { Revision } from "../translate/index.js";
 import { type ConnectionRegistration, RuntimeConnection } from "../runtime/runtime-connection.js";
-import { create, encodeInit, fromBinary } from "../runtime/messages.js";
+import { create, encodeInit, fromBinary } from "../api/messages.js";
 
 type PluginMethods = (typeof Plugin)["method"];
 /** A v1beta1 Plugin method, by its local name (`createContainer`). */

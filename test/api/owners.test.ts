@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Field, type OwningPlugins } from "../../gen/v1beta1/api_lite.js";
 import { OwningPluginsSchema } from "../../gen/v1beta1/api_pb.js";
 import * as owners from "../../src/api/owners.js";
-import { create } from "../../src/runtime/messages.js";
+import { create } from "../../src/api/messages.js";
 import { TestRuntime } from "../../src/testing/index.js";
 
 const pod = { id: "pod1", name: "p", uid: "u1", namespace: "default" };

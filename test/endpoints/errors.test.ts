@@ -13,7 +13,7 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { type RawMethod, Server } from "../../src/ttrpc/server.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { createClient } from "../../src/ttrpc/typed.js";
-import { messages } from "../../src/runtime/messages.js";
+import { messages } from "../../src/api/messages.js";
 import { expectRejection } from "../support/errors.js";
 
 const cleanup: (() => void)[] = [];

@@ -230,7 +230,7 @@ describe.each(ERAS)("adjustment and update helpers against the Go runtime %s", (
     expect(d.code, d.stderr).toBe(0);
     const create = d.event("CreateContainer");
     expect(goMessage(ContainerAdjustmentSchema, create.adjust)).toEqual(expected(ContainerAdjustmentSchema, everyKind(era, true).build()));
-    // Evictions travel (test/plugin/helpers/builders.test.ts reads them back), but no Go runtime release merges them.
+    // Evictions travel (test/api/builders.test.ts reads them back), but no Go runtime release merges them.
     expect(create.evict).toBeUndefined();
     const update = d.event("UpdateContainer");
     expect(update.update!.map((u) => goMessage(ContainerUpdateSchema, u))).toEqual([expected(ContainerUpdateSchema, everyResource("ctr1", true).build())]);

@@ -19,7 +19,7 @@ describe("importing nri-wire/plugin", () => {
       "src/ttrpc/server.ts",
       "src/ttrpc/client.ts",
       "src/mux/mux.ts",
-      "src/plugin/helpers/adjustment.ts",
+      "src/api/adjustment-builder.ts",
       "src/api/messages.ts",
       "src/wire/registry.ts",
       "gen/v1beta1/api_codec.ts",

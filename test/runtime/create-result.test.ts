@@ -10,7 +10,7 @@ import {
 } from "../../gen/v1beta1/api_pb.js";
 import { CreateContainerResult } from "../../src/runtime/create-result.js";
 import { AdaptationError } from "../../src/runtime/errors.js";
-import { keyOwner, simpleOwner } from "../../src/runtime/owners.js";
+import { keyedFieldOwner, fieldOwner } from "../../src/api/owners.js";
 import { StopContainerResult, UpdateContainerResult } from "../../src/runtime/update-result.js";
 import { expectThrown } from "../support/errors.js";
 
@@ -42,9 +42,9 @@ describe("CreateContainerResult", () => {
     result.apply("10-a", reply({ adjust: { annotations: { a: "1" }, hooks: { prestart: [{ path: "/h" }] } } }));
     result.apply("20-b", reply({ adjust: { hooks: { poststop: [{ path: "/h" }] }, linux: { resources: { memory: { limit: { value: "1" } } } } } }));
     const owners = result.owners();
-    expect(keyOwner(owners, "ctr0", Field.Annotations, "a")).toBe("10-a");
-    expect(simpleOwner(owners, "ctr0", Field.OciHooks)).toBe("10-a,20-b");
-    expect(simpleOwner(owners, "ctr0", Field.MemLimit)).toBe("20-b");
+    expect(keyedFieldOwner(owners, "ctr0", Field.Annotations, "a")).toBe("10-a");
+    expect(fieldOwner(owners, "ctr0", Field.OciHooks)).toBe("10-a,20-b");
+    expect(fieldOwner(owners, "ctr0", Field.MemLimit)).toBe("20-b");
   });
 
   it("conflicts carry Go's text", () => {

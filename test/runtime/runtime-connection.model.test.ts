@@ -11,7 +11,7 @@ import { Client } from "../../src/ttrpc/client.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { type RawMethod, Server } from "../../src/ttrpc/server.js";
 import { Code } from "../../src/ttrpc/status.js";
-import { encodeInit } from "../../src/runtime/messages.js";
+import { encodeInit } from "../../src/api/messages.js";
 import { runs } from "../support/fc.js";
 import { socketPath } from "../support/socket.js";
 

@@ -2,7 +2,7 @@ import { createServer, type Server as NetServer } from "node:net";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ConfigureRequestSchema, type ConfigureResponse, ConfigureResponseSchema, ShutdownRequestSchema, SynchronizeRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { RuntimeConnection } from "../../src/runtime/runtime-connection.js";
-import { encodeInit, fromBinary } from "../../src/runtime/messages.js";
+import { encodeInit, fromBinary } from "../../src/api/messages.js";
 import { socketPath } from "./socket.js";
 /** What a FakeRuntime does with a plugin that connects. */
 export interface FakeRuntimeOptions {

@@ -7,7 +7,7 @@ import { Plugin, Runtime } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
 import { type PluginHandlers, eventsOf } from "../../src/plugin/index.js";
 import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
-import { messages } from "../../src/runtime/messages.js";
+import { messages } from "../../src/api/messages.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { type ServiceClient, type ServiceImpl, createClient, serviceMethods } from "../../src/ttrpc/typed.js";

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "node:net";
 import { Mux, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
-import { encodeInit } from "../../src/runtime/messages.js";
+import { encodeInit } from "../../src/api/messages.js";
 import { CreateContainerRequestSchema, RegisterPluginRequestSchema, CreateContainerResponseSchema, UpdateContainerResponseSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriPlugin, type PluginHandlers, create } from "../../src/plugin/index.js";
 import { TestRuntime, handlerContext } from "../../src/testing/index.js";

@@ -2,10 +2,10 @@ import {
   type LinuxCPU,
   type LinuxMemory,
   type LinuxResources,
-} from "../../../gen/v1beta1/api_lite.js";
-import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
-import { type Int64Like, int64, uint64 } from "../../api/integers.js";
-import { setOwn } from "../../wire/reader.js";
+} from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
+import { type Int64Like, int64, uint64 } from "./integers.js";
+import { setOwn } from "../wire/reader.js";
 
 const MEM = "linux.resources.memory";
 const CPU = "linux.resources.cpu";

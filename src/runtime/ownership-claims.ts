@@ -1,4 +1,4 @@
-import { create } from "./messages.js";
+import { create } from "../api/messages.js";
 import { Field, type FieldOwners, type OwningPlugins } from "../../gen/v1beta1/api_lite.js";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { AdaptationError } from "./errors.js";
@@ -12,7 +12,7 @@ import { setOwn } from "../wire/reader.js";
  * their key). A record `-P` means plugin P removed the field: P may set it again, anyone else
  * conflicts with P. Hooks never conflict; their owner is the comma-joined list of contributors.
  */
-export class Owners {
+export class OwnershipClaims {
   /** The records, in the shape sent to validators. */
   readonly message: OwningPlugins = create(v1beta1.OwningPlugins);
 
@@ -69,27 +69,6 @@ export class Owners {
     setOwn(all, id, f);
     return f;
   }
-}
-
-/** The owner recorded for a single-valued field of container `id`, if any. */
-export function simpleOwner(owners: OwningPlugins | undefined, id: string, field: Field): string | undefined {
-  return fieldOwners(owners, id)?.simple[field];
-}
-
-/** The owner recorded for `key` of a keyed field of container `id`, if any. */
-export function keyOwner(owners: OwningPlugins | undefined, id: string, field: Field, key: string): string | undefined {
-  const m = keyOwners(owners, id, field);
-  return m !== undefined && Object.hasOwn(m, key) ? m[key] : undefined;
-}
-
-/** All owners of a keyed field of container `id` (key → owner), if the field was ever touched. */
-export function keyOwners(owners: OwningPlugins | undefined, id: string, field: Field): Readonly<Record<string, string>> | undefined {
-  return fieldOwners(owners, id)?.compound[field]?.owners;
-}
-
-function fieldOwners(owners: OwningPlugins | undefined, id: string): FieldOwners | undefined {
-  if (owners === undefined || !Object.hasOwn(owners.owners, id)) return undefined;
-  return owners.owners[id];
 }
 
 /** Go's conflict text; single-valued fields keep the trailing space of an empty qualifier. */

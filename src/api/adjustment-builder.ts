@@ -14,13 +14,13 @@ import {
   type MpolFlag,
   type MpolMode,
   type Hooks,
-} from "../../../gen/v1beta1/api_lite.js";
-import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
-import { type Int64Like, int64, uint64 } from "../../api/integers.js";
-import { type Loose, toMessage } from "../../api/loose.js";
-import { markForRemoval } from "../../api/removal.js";
-import { ResourceSetters } from "./resources.js";
-import { setOwn } from "../../wire/reader.js";
+} from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
+import { type Int64Like, int64, uint64 } from "./integers.js";
+import { type Loose, toMessage } from "./loose.js";
+import { markForRemoval } from "./removal.js";
+import { ResourceSetters } from "./resource-setters.js";
+import { setOwn } from "../wire/reader.js";
 
 const HOOK_KINDS = ["prestart", "createRuntime", "createContainer", "startContainer", "poststart", "poststop"] as const;
 

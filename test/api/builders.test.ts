@@ -1,9 +1,9 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
-import { ContainerAdjustmentSchema, ContainerUpdateSchema, IOPrioClass, MpolFlag, MpolMode } from "../../../gen/v1beta1/api_pb.js";
-import { AdjustmentBuilder } from "../../../src/plugin/helpers/adjustment.js";
-import { markForRemoval, markedForRemoval } from "../../../src/api/removal.js";
-import { UpdateBuilder, eviction } from "../../../src/plugin/helpers/update.js";
+import { ContainerAdjustmentSchema, ContainerUpdateSchema, IOPrioClass, MpolFlag, MpolMode } from "../../gen/v1beta1/api_pb.js";
+import { AdjustmentBuilder } from "../../src/api/adjustment-builder.js";
+import { markForRemoval, markedForRemoval } from "../../src/api/removal.js";
+import { UpdateBuilder, eviction } from "../../src/api/update-builder.js";
 
 describe("adjustment builder", () => {
   it("writes each kind where the protocol has it, removals as -key markers", () => {

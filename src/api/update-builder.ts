@@ -2,9 +2,9 @@ import {
   type ContainerEviction,
   type ContainerUpdate,
   type LinuxResources,
-} from "../../../gen/v1beta1/api_lite.js";
-import { messages_v1beta1_api as v1beta1 } from "../../../gen/v1beta1/api_codec.js";
-import { ResourceSetters } from "./resources.js";
+} from "../../gen/v1beta1/api_lite.js";
+import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
+import { ResourceSetters } from "./resource-setters.js";
 
 /**
  * Builds a ContainerUpdate: the resources of one running container to change, returned from
