@@ -19,8 +19,7 @@ export {
   type UpdateSource,
 } from "./options.js";
 export type { EventMethod, PluginInfo } from "./runtime-plugin.js";
-export type { PluginKind } from "./plugin-backend.js";
-export type { BuiltinPlugin } from "./builtin-plugin.js";
+export type { BuiltinPlugin, PluginKind } from "./backends.js";
 export { type HandlerContext, type PluginHandlers, type PluginMethods, eventsOf } from "../api/handlers.js";
 export type { Logger } from "../api/logger.js";
 export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "../api/loose.js";

@@ -7,7 +7,7 @@ import { pluginService } from "../api/services.js";
 import { TEARDOWN_EVENTS, eventHandlerName } from "../api/events.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
-import { BuiltinBackend } from "./builtin-plugin.js";
+import { BuiltinBackend, type ConnectionHooks, SocketBackend } from "./backends.js";
 import { CreateContainerResult } from "./create-result.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
 import { DEFAULT_VALIDATOR, defaultValidator } from "./default-validator.js";
@@ -17,8 +17,7 @@ import { type SafeListener, listenSafely } from "./listener.js";
 import { Mutex } from "./mutex.js";
 import { type ResolvedOptions, type RuntimeOptions, resolveOptions } from "./options.js";
 import type { PluginMethods, PluginRequest, PluginResponse } from "../api/handlers.js";
-import { type ConnectionHooks, PluginConnection } from "./plugin-connection.js";
-import { PluginRegistry } from "./registry.js";
+import { PluginRegistry } from "./plugin-registry.js";
 import { type EventMethod, type PluginInfo, RuntimePlugin } from "./runtime-plugin.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
@@ -58,7 +57,7 @@ export class NriRuntime {
   private readonly registry = new PluginRegistry();
   private readonly syncQueue = new Mutex();
   private readonly deprecationList: Deprecation[] = [];
-  private readonly owners = new WeakMap<PluginConnection, RuntimePlugin>();
+  private readonly owners = new WeakMap<SocketBackend, RuntimePlugin>();
   private readonly pending = new Set<RuntimePlugin>();
   private readonly waiters = new Set<() => void>();
   private listener: SafeListener | undefined;
@@ -409,13 +408,13 @@ export class NriRuntime {
     });
   }
 
-  private connect(socket: Socket, kind: "external" | "pre-connected"): PluginConnection {
-    return new PluginConnection(socket, kind, this.hooks, this.options.busyPollMicros);
+  private connect(socket: Socket, kind: "external" | "pre-connected"): SocketBackend {
+    return new SocketBackend(socket, kind, this.hooks, this.options.busyPollMicros);
   }
 
   /** A plugin not yet in the registry, so that stop() reaches it too. */
   private track(p: RuntimePlugin): void {
-    if (p.backend instanceof PluginConnection) this.owners.set(p.backend, p);
+    if (p.backend instanceof SocketBackend) this.owners.set(p.backend, p);
     this.pending.add(p);
     void p.backend.closed.then(() => {
       this.pending.delete(p);

@@ -3,7 +3,7 @@ import type { MaybePromise } from "../api/handlers.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
 import { DEFAULT_SOCKET_PATH, RUNTIME_BUSY_POLL_MICROS } from "../api/socket.js";
-import type { BuiltinPlugin } from "./builtin-plugin.js";
+import type { BuiltinPlugin } from "./backends.js";
 import type { DefaultValidatorConfig } from "./default-validator.js";
 import type { Deprecation } from "./deprecation.js";
 

@@ -18,8 +18,8 @@ import { goQuote } from "../internal/go-quote.js";
 import { pluginIndexError, pluginNameError } from "../api/identity.js";
 import { AnswerError } from "./errors.js";
 
-/** What a plugin said in RegisterPlugin, and the revision of the service it said it to. */
-export interface ConnectionRegistration {
+/** What a plugin said in RegisterPlugin (its name and index), and the revision of the service it said it to. */
+export interface Registration {
   readonly name: string;
   readonly idx: string;
   readonly revision: Revision;
@@ -93,14 +93,14 @@ const ALPHA_PLUGIN = `${packages.v1alpha1}.Plugin`;
 export class RuntimeConnection {
   readonly mux: Mux;
   /** Settles with the registration; rejects with the reference's text when it is refused or the connection ends first. */
-  readonly registered: Promise<ConnectionRegistration>;
+  readonly registered: Promise<Registration>;
   /** The registration, once the plugin has registered. */
-  registration: ConnectionRegistration | undefined;
+  registration: Registration | undefined;
   /** Whether the nine old events go to this plugin as StateChange. */
   stateChange: boolean;
   private readonly startedInStateChange: boolean;
   private readonly client: Client;
-  private settle!: { resolve: (r: ConnectionRegistration) => void; reject: (e: Error) => void };
+  private settle!: { resolve: (r: Registration) => void; reject: (e: Error) => void };
   private readonly deprecatedMethods = new Set<string>();
 
   constructor(

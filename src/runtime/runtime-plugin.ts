@@ -9,15 +9,13 @@ import { RequestSizes } from "../ttrpc/envelope.js";
 import { Code } from "../ttrpc/status.js";
 import { withTimeout } from "../ttrpc/with-timeout.js";
 import { NRI_VERSION } from "../api/releases.js";
-import { PluginCallError, toCallError } from "./errors.js";
+import { type AdaptationError, EventError, PluginCallError, toCallError } from "./errors.js";
 import { goStatusText } from "./go/status-text.js";
-import type { AdaptationError } from "./errors.js";
-import { validationRejection } from "./validation.js";
-import { handleRequestError, handleValidatorError } from "./failure-policy.js";
+import { validationRejection, validatorFailure } from "./validation.js";
+import type { Logger } from "../api/logger.js";
 import type { ResolvedOptions } from "./options.js";
-import type { PluginBackend, PluginKind } from "./plugin-backend.js";
+import { type PluginBackend, type PluginKind, SocketBackend } from "./backends.js";
 import type { PluginMethodName, PluginRequest, PluginResponse } from "../api/handlers.js";
-import { PluginConnection } from "./plugin-connection.js";
 import type { SharedRequest } from "./shared-payload.js";
 
 /** A lifecycle event's Plugin method: `runPodSandbox` ... `removeContainer`. */
@@ -90,11 +88,11 @@ export class RuntimePlugin implements PluginInfo {
   }
 
   get revision(): Revision | undefined {
-    return this.backend instanceof PluginConnection ? this.backend.registration?.version : undefined;
+    return this.backend instanceof SocketBackend ? this.backend.registration?.revision : undefined;
   }
 
   get stateChange(): boolean {
-    return this.backend instanceof PluginConnection && this.backend.stateChange;
+    return this.backend instanceof SocketBackend && this.backend.stateChange;
   }
 
   get pid(): number | undefined {
@@ -118,7 +116,7 @@ export class RuntimePlugin implements PluginInfo {
    */
   async start(): Promise<void> {
     const b = this.backend;
-    if (b instanceof PluginConnection) {
+    if (b instanceof SocketBackend) {
       const reg = await withTimeout(b.waitForRegistration(), this.options.registrationTimeoutMs, () => {
         // As the reference does, only a timeout closes the connection here: a refused
         // registration leaves hanging up to the plugin, which has its answer.
@@ -213,7 +211,7 @@ export class RuntimePlugin implements PluginInfo {
    * split: the whole ttrpc Request (service, method, timeout and payload) is measured.
    */
   private oversize(req: PluginRequest<"synchronize">, timeoutMs: number): PluginCallError | undefined {
-    if (!(this.backend instanceof PluginConnection)) return undefined;
+    if (!(this.backend instanceof SocketBackend)) return undefined;
     // Both revisions' service names have the same length.
     const payload = toBinary(pluginService.synchronize.input, req);
     const total = new RequestSizes().measure({ service: "nri.pkg.api.v1alpha1.Plugin", method: "Synchronize", payload, timeoutNano: Math.round(timeoutMs * 1e6), metadata: [] }).total;
@@ -299,4 +297,52 @@ function splitSync(pods: number, ctrs: number, err: PluginCallError, oversized: 
     c = MIN_OBJECTS_PER_SYNC / 2;
   }
   return [p, c];
+}
+
+/** What the failure policy needs of a plugin. */
+export interface PolicySubject {
+  readonly id: string;
+  readonly policy: FailurePolicy | undefined;
+  close(): void;
+}
+
+/**
+ * Whether a failed call costs the plugin its place: every fatal failure does (no answer, a lost
+ * connection, a protocol error), except a timeout when the plugin asked to be kept connected.
+ */
+export function dropsPlugin(plugin: PolicySubject, err: PluginCallError): boolean {
+  if (!err.fatal) return false;
+  return err.failure !== "deadline" || !(plugin.policy?.keepConnected ?? false);
+}
+
+/**
+ * The reference's handling of a failed event call. An error the plugin answered with, a bad
+ * answer, or a canceled event fails the event unchanged and the plugin stays. A fatal failure
+ * closes the plugin unless dropsPlugin says otherwise, and then fails the event only if the
+ * plugin's policy says fail_request; otherwise the event goes on as if the plugin had not been
+ * there (undefined is returned).
+ */
+export function handleRequestError(plugin: PolicySubject, event: string, err: PluginCallError, log: Logger): EventError | undefined {
+  if (!err.fatal) return new EventError(err.message, event, plugin.id, { cause: err });
+  if (dropsPlugin(plugin, err)) {
+    log.error(`closing plugin ${plugin.id}, failed to handle ${event} request: ${err.message}`);
+    plugin.close();
+  }
+  if (!(plugin.policy?.failRequest ?? false)) {
+    log.warn(`plugin ${plugin.id} failed to handle ${event} request, proceeding without it: ${err.message}`);
+    return undefined;
+  }
+  return new EventError(`plugin ${plugin.id} failed to handle ${event} request: ${err.message}`, event, plugin.id, { cause: err });
+}
+
+/**
+ * A validator's failure: always fails the event, whatever the policy's fail_request; the
+ * plugin is dropped as for any other call.
+ */
+export function handleValidatorError(plugin: PolicySubject, err: PluginCallError, log: Logger): EventError {
+  if (dropsPlugin(plugin, err)) {
+    log.error(`closing plugin ${plugin.id}, failed to handle ValidateContainerAdjustment request: ${err.message}`);
+    plugin.close();
+  }
+  return new EventError(validatorFailure(plugin.id, err.message).message, "CreateContainer", plugin.id, { cause: err });
 }

@@ -6,7 +6,7 @@ import type { Mux } from "../mux/mux.js";
 import type { RpcError } from "../ttrpc/errors.js";
 import type { Dialect } from "../api/revision.js";
 import type { Revision } from "../translate/index.js";
-import { type ConnectionRegistration, RuntimeConnection } from "../runtime/runtime-connection.js";
+import { type Registration, RuntimeConnection } from "../runtime/runtime-connection.js";
 import { create, encodeInit, fromBinary } from "../api/messages.js";
 
 type PluginMethods = (typeof Plugin)["method"];
@@ -63,7 +63,7 @@ const PLAYS: Record<Dialect, { serves: readonly Revision[]; stateChange: boolean
 export class ScriptedConnection {
   readonly mux: Mux;
   /** Settles with the registration; rejects when the connection ends first. */
-  readonly registered: Promise<ConnectionRegistration>;
+  readonly registered: Promise<Registration>;
   readonly unsolicited: UnsolicitedUpdate[] = [];
   /** Set once the plugin has answered Shutdown. */
   shutdownAnswered = false;

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { Plugin as AlphaPlugin } from "../../gen/v1alpha1/api_pb.js";
 import { RegisterPluginRequestSchema, UpdateContainersRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { Mux, PLUGIN_SERVICE_CONN, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
-import { type ConnectionRegistration, RuntimeConnection } from "../../src/runtime/runtime-connection.js";
+import { type Registration, RuntimeConnection } from "../../src/runtime/runtime-connection.js";
 import type { Revision } from "../../src/translate/index.js";
 import { stateChangeEventOf } from "../../src/translate/index.js";
 import { Client } from "../../src/ttrpc/client.js";
@@ -33,9 +33,9 @@ interface Model {
   readonly serves: readonly Revision[];
   readonly startedInStateChange: boolean;
   readonly era: Era;
-  registration: ConnectionRegistration | undefined;
+  registration: Registration | undefined;
   /** How `registered` settled: the registration, or the refusal's text. */
-  settled: ConnectionRegistration | string | undefined;
+  settled: Registration | string | undefined;
   stateChange: boolean;
   deprecated: string[];
   updates: string[];

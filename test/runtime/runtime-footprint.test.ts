@@ -16,6 +16,7 @@ describe("importing nri-wire/runtime", () => {
     for (const f of [
       "src/runtime/nri-runtime.ts",
       "src/runtime/runtime-connection.ts",
+      "src/runtime/backends.ts",
       "src/api/services.ts",
       "src/ttrpc/server.ts",
       "src/mux/mux.ts",
