@@ -3,7 +3,7 @@ import { type DescMessage, toBinary } from "@bufbuild/protobuf";
 import fc from "fast-check";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../gen/v1beta1/api_pb.js";
-import { encodeMuxFrames } from "../../src/mux/frame.js";
+import { encodeMuxFrames } from "../../src/mux/trunk-frame.js";
 import { encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
 import { arbitraryMessage } from "../../test/arbitraries/message.js";
 

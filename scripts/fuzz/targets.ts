@@ -1,7 +1,7 @@
 import { type DescMessage, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { RequestSchema, ResponseSchema } from "../../gen/ttrpc/request_pb.js";
 import { MuxError } from "../../src/mux/errors.js";
-import { MAX_READ_PAYLOAD, MuxDecoder, encodeMuxFrames } from "../../src/mux/frame.js";
+import { MAX_READ_PAYLOAD, MuxDecoder, encodeMuxFrames } from "../../src/mux/trunk-frame.js";
 import { type DecodeFn, decodeMessage } from "./message-codec.js";
 import { FrameBudget } from "../../src/ttrpc/budget.js";
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";

@@ -1,4 +1,4 @@
-import { MAX_READ_PAYLOAD, MUX_HEADER_LENGTH } from "../mux/frame.js";
+import { MAX_READ_PAYLOAD, MUX_HEADER_LENGTH } from "../mux/trunk-frame.js";
 import { DEFAULT_MAX_DATA_LENGTH, HEADER_LENGTH } from "../ttrpc/frame.js";
 import { readUint32BE } from "../internal/bytes.js";
 

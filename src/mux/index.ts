@@ -10,5 +10,5 @@ export {
   MuxDecoder,
   type MuxSegment,
   encodeMuxFrames,
-} from "./frame.js";
+} from "./trunk-frame.js";
 export { Mux, MuxConnection, type MuxOptions, PLUGIN_SERVICE_CONN, RESERVED_CONN_ID, RUNTIME_SERVICE_CONN } from "./mux.js";

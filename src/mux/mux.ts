@@ -4,7 +4,7 @@ import { CloseOnce, closeAtEnd } from "../internal/close-once.js";
 import { ClosedError } from "../internal/errors.js";
 import { ReadHolds, toggleHold } from "../internal/read-hold.js";
 import { MuxError } from "./errors.js";
-import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, type MuxSegment, encodeMuxFrames } from "./frame.js";
+import { MAX_READ_PAYLOAD, MAX_WRITE_PAYLOAD, MuxDecoder, type MuxSegment, encodeMuxFrames } from "./trunk-frame.js";
 
 /** The conn id the reference reserves; never opened. */
 export const RESERVED_CONN_ID = 0;

@@ -2,7 +2,7 @@ import type { EventCalls } from "../api/revision.js";
 import { stateChangeEventOf } from "./state-change-events.js";
 import { fromStateChange, toStateChange } from "./state-change.js";
 import { packages } from "../api/revision.js";
-import { type MethodRef, shortServiceName } from "./services.js";
+import { type MethodRef, shortServiceName } from "./service-names.js";
 
 /** A ttrpc call: full service name, method and request bytes. */
 export interface Call extends MethodRef {

@@ -12,7 +12,7 @@ export {
   responseTypeName,
   serviceNames,
   serviceRevision,
-} from "./services.js";
+} from "./service-names.js";
 export {
   describeEvent,
   eventMethods,

@@ -1,4 +1,4 @@
-import { type MethodRef, responseTypeName, shortServiceName } from "./services.js";
+import { type MethodRef, responseTypeName, shortServiceName } from "./service-names.js";
 
 /** A response payload and the full name of its type, undefined for a method the revision lacks. */
 export interface TranslatedResponse {

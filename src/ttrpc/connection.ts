@@ -5,7 +5,7 @@ import { CloseOnce, closeAtEnd } from "../internal/close-once.js";
 import { ClosedError } from "./errors.js";
 import { type Frame, FrameDecoder, MessageType, checkMaxDataLength } from "./frame.js";
 import { ReadHolds } from "../internal/read-hold.js";
-import { FrameWriter } from "./writer.js";
+import { FrameWriter } from "./frame-writer.js";
 
 /** Options shared by clients and servers. */
 export interface ConnectionOptions {

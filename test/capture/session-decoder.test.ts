@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Capture, decodeCapture } from "../../src/capture/capture-file.js";
 import { type SessionRecord, SessionDecoder } from "../../src/capture/session-decoder.js";
-import { encodeMuxFrames } from "../../src/mux/frame.js";
+import { encodeMuxFrames } from "../../src/mux/trunk-frame.js";
 import { encodeRequest } from "../../src/ttrpc/envelope.js";
 import { encodeFrame } from "../../src/ttrpc/frame.js";
 import { runs } from "../support/fc.js";

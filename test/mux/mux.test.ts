@@ -4,7 +4,7 @@ import { PassThrough } from "node:stream";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { MuxError } from "../../src/mux/errors.js";
-import { MAX_WRITE_PAYLOAD, MUX_HEADER_LENGTH, MuxDecoder, encodeMuxFrames } from "../../src/mux/frame.js";
+import { MAX_WRITE_PAYLOAD, MUX_HEADER_LENGTH, MuxDecoder, encodeMuxFrames } from "../../src/mux/trunk-frame.js";
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { FrameDecoder } from "../../src/ttrpc/frame.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Writable } from "node:stream";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { FrameWriter } from "../../src/ttrpc/writer.js";
+import { FrameWriter } from "../../src/ttrpc/frame-writer.js";
 import { HEADER_LENGTH, MessageType } from "../../src/ttrpc/frame.js";
 
 /** A sink that records each write as the stream ids of the frames in it. */
