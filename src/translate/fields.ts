@@ -1,16 +1,7 @@
 import { DecodeError } from "../wire/errors.js";
 import { Reader } from "../wire/reader.js";
+import { WireType } from "../wire/wire-type.js";
 import { TranslateError } from "./errors.js";
-
-/** Protobuf wire types. */
-export enum Wire {
-  Varint = 0,
-  Fixed64 = 1,
-  Bytes = 2,
-  StartGroup = 3,
-  EndGroup = 4,
-  Fixed32 = 5,
-}
 
 /**
  * A cursor over the top-level fields of one protobuf message, on the shared wire reader. It reads
@@ -60,7 +51,7 @@ export class FieldCursor {
   }
 
   /** Throws unless the current field has `wireType` (a declared field sent with another type). */
-  expect(wireType: Wire): void {
+  expect(wireType: WireType): void {
     if (this.wireType !== wireType) {
       this.fail(`field ${this.no} at offset ${this.start}: wire type ${this.wireType}, want ${wireType}`);
     }
@@ -68,7 +59,7 @@ export class FieldCursor {
 
   /**
    * The current varint field as an int32: its low 32 bits, signed, as protobuf reads an enum.
-   * Call only after expect(Wire.Varint); the bytes were checked by next().
+   * Call only after expect(WireType.Varint); the bytes were checked by next().
    */
   int32(): number {
     const r = this.r;

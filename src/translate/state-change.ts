@@ -1,7 +1,8 @@
 import type { Event } from "../../gen/v1beta1/api_pb.js";
 import { allocate } from "../wire/writer.js";
 import { TranslateError } from "./errors.js";
-import { FieldCursor, Wire } from "./fields.js";
+import { FieldCursor } from "./fields.js";
+import { WireType } from "../wire/wire-type.js";
 import { describeEvent, eventMethods, podEvents } from "./state-change-events.js";
 
 /*
@@ -51,16 +52,16 @@ export function fromStateChange(payload: Uint8Array): DedicatedRequest {
   while (c.next()) {
     switch (c.no) {
       case 1:
-        c.expect(Wire.Varint);
+        c.expect(WireType.Varint);
         event = c.int32();
         break;
       case 2:
-        c.expect(Wire.Bytes);
+        c.expect(WireType.Bytes);
         spans.push(TAG_1, c.valueStart, c.end);
         podSize += 1 + c.end - c.valueStart;
         break;
       case 3:
-        c.expect(Wire.Bytes);
+        c.expect(WireType.Bytes);
         spans.push(TAG_2, c.valueStart, c.end);
         containerSize += 1 + c.end - c.valueStart;
         break;
@@ -97,11 +98,11 @@ export function toStateChange(event: Event, payload: Uint8Array): Uint8Array {
   const spans: number[] = [];
   while (c.next()) {
     if (c.no === 1) {
-      c.expect(Wire.Bytes);
+      c.expect(WireType.Bytes);
       spans.push(TAG_2, c.valueStart, c.end);
       size += 1 + c.end - c.valueStart;
     } else if (c.no === 2 && withContainer) {
-      c.expect(Wire.Bytes);
+      c.expect(WireType.Bytes);
       spans.push(TAG_3, c.valueStart, c.end);
       size += 1 + c.end - c.valueStart;
     }
