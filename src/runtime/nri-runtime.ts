@@ -61,6 +61,8 @@ export class NriRuntime {
   private readonly pending = new Set<RuntimePlugin>();
   private readonly waiters = new Set<() => void>();
   private listener: SafeListener | undefined;
+  /** Connections accepted before start() has resolved: handled only after it has. */
+  private parked: Socket[] | undefined = [];
   private state: "new" | "starting" | "running" | "stopped" = "new";
 
   constructor(options: RuntimeOptions) {
@@ -86,15 +88,29 @@ export class NriRuntime {
    * Starts builtin and pre-installed plugins, synchronizes them in one call of the
    * synchronize option, then listens for external plugins. Rejects with the reference's text
    * when discovery, a builtin plugin or that synchronization fails; a launched plugin that
-   * fails is skipped.
+   * fails is skipped. A plugin that connects while the socket is being set up waits: no plugin
+   * on the socket is registered or synchronized before start() has resolved.
    */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`nri: runtime already ${this.state === "stopped" ? "stopped" : "started"}`);
     this.state = "starting";
     await this.registry.exclusive(() => this.startPlugins());
     const path = this.options.socketPath;
-    if (path !== false) this.listener = await listenSafely(path, this.options.socketMode, (s) => void this.accept(s));
+    if (path !== false) this.listener = await listenSafely(path, this.options.socketMode, (s) => this.connected(s));
     this.state = "running";
+    // After the caller's continuation, which runs in the microtasks that follow this return.
+    setImmediate(() => {
+      const parked = this.parked ?? [];
+      this.parked = undefined;
+      for (const s of parked) this.connected(s);
+    });
+  }
+
+  /** A connection on the socket: handled once start() has resolved, dropped once stopped. */
+  private connected(socket: Socket): void {
+    if (this.state === "stopped") socket.destroy();
+    else if (this.parked !== undefined) this.parked.push(socket);
+    else void this.accept(socket);
   }
 
   /**
@@ -104,6 +120,8 @@ export class NriRuntime {
   async stop(shutdownReason?: string): Promise<void> {
     if (this.state === "stopped") return;
     this.state = "stopped";
+    for (const s of this.parked ?? []) s.destroy();
+    this.parked = undefined;
     await this.listener?.close();
     const plugins = await this.registry.exclusive(async () => this.registry.clear());
     const all = [...plugins, ...this.pending];

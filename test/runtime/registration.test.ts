@@ -1,8 +1,8 @@
-import { lstatSync, statSync, watch, writeFileSync } from "node:fs";
+import { lstatSync, promises as fsp, statSync, watch, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { create } from "@bufbuild/protobuf";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ContainerSchema, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/runtime/index.js";
 import { Client } from "../../src/ttrpc/client.js";
@@ -10,7 +10,7 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
 import { encodeResponse } from "../../src/ttrpc/envelope.js";
 import { Code } from "../../src/ttrpc/status.js";
-import { cleanups, runCleanups, scriptedPlugin, startRuntime, tempDir } from "../support/nri-runtime.js";
+import { type ScriptedPlugin, cleanups, runCleanups, scriptedPlugin, startRuntime, tempDir } from "../support/nri-runtime.js";
 import { expectRejection } from "../support/errors.js";
 
 afterEach(runCleanups);
@@ -291,6 +291,45 @@ describe("listening socket", () => {
     }
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(seen.every((m) => (m & ~0o600) === 0)).toBe(true);
+  });
+
+  it("handles no plugin before start() has resolved, even one that connected while the socket was being set up", async () => {
+    const dir = tempDir();
+    const path = join(dir, "nri.sock");
+    const rt = new NriRuntime({ name: "t", version: "0", socketPath: path, pluginPath: join(dir, "none") });
+    cleanups.push(() => rt.stop());
+    // The socket is in place before start() has finished setting it up (it still stats it):
+    // a plugin connects right then, and start() goes on once the runtime has its connection and
+    // the plugin has had 200 turns of the event loop to register, which it would have done in a
+    // few were its connection handled at once.
+    const accepted = new Promise<void>((resolve) => {
+      const connected = (rt as unknown as { connected: (s: unknown) => void }).connected.bind(rt);
+      (rt as unknown as { connected: (s: unknown) => void }).connected = (s) => {
+        connected(s);
+        resolve();
+      };
+    });
+    let registered = false;
+    let plugin: Promise<ScriptedPlugin> | undefined;
+    const stat = fsp.stat;
+    const spy = vi.spyOn(fsp, "stat").mockImplementation(async (p, ...rest) => {
+      if (p === path && plugin === undefined) {
+        plugin = scriptedPlugin(path, { impl: { runPodSandbox: () => ({}) } });
+        void plugin.then(() => (registered = true));
+        await accepted;
+        for (let turns = 0; !registered && turns < 200; turns++) await new Promise((r) => setImmediate(r));
+      }
+      return stat(p, ...(rest as []));
+    });
+    try {
+      await rt.start();
+    } finally {
+      spy.mockRestore();
+    }
+    expect([plugin !== undefined, registered, rt.plugins.length]).toEqual([true, false, 0]);
+    const p = await plugin!;
+    await rt.waitForPlugins(1);
+    expect(p.calls).toEqual(["Configure", "Synchronize"]);
   });
 
   it("takes the mode asked for", async () => {
