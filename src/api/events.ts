@@ -1,4 +1,5 @@
 import { Event } from "../../gen/v1beta1/api_lite.js";
+import { oneOf } from "../internal/one-of.js";
 
 /** The first and last events a plugin can subscribe to (UNKNOWN and LAST are bounds, not events). */
 export const FIRST_EVENT = Event.RUN_POD_SANDBOX;
@@ -104,11 +105,17 @@ export function parseEvent(name: string): Event {
 /** Name styles for formatEvent: the enum's `RUN_POD_SANDBOX` or the method's `RunPodSandbox`. */
 export type EventNameStyle = "enum" | "method";
 
+/** Refuses a style other than the two. */
+function checkStyle(style: EventNameStyle): void {
+  if (style !== "method" && style !== "enum") oneOf("nri: event name style", style, ["method", "enum"]);
+}
+
 /** The name of a subscribable event in the given style (default: method style). */
 export function formatEvent(event: number, style: EventNameStyle = "method"): string {
   if (!isValidEvent(event)) {
     throw new RangeError(`nri: event ${describe(event)} is not a subscribable event`);
   }
+  checkStyle(style);
   return style === "enum" ? (Event[event] as string) : (methodNames[event - 1] as string);
 }
 
@@ -152,6 +159,7 @@ export function eventOfMethod(method: string): Event | undefined {
 
 /** A comma-separated list of the events of a mask, in the given style. */
 export function formatEventMask(mask: number, style: EventNameStyle = "method"): string {
+  checkStyle(style);
   return maskToEvents(mask)
     .map((e) => formatEvent(e, style))
     .join(",");

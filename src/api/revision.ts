@@ -16,6 +16,9 @@ export const packages: Readonly<Record<Revision, string>> = {
  */
 export type EventCalls = "dedicated" | "statechange";
 
+/** Every way of receiving events. */
+export const EVENT_CALLS: readonly EventCalls[] = ["dedicated", "statechange"];
+
 /**
  * What a peer speaks: a revision and, for v1alpha1, how events travel.
  * - `v1beta1`: a peer of both revisions. A plugin serves both package names and registers with

@@ -7,7 +7,8 @@ import { type PluginHandlers, eventsOf } from "../api/handlers.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { type Loose, toMessage } from "../api/loose.js";
-import { type Dialect, type Revision, packages } from "../api/revision.js";
+import { DIALECTS, type Dialect, type Revision, packages } from "../api/revision.js";
+import { oneOf } from "../internal/one-of.js";
 import { DEFAULT_SOCKET_PATH, PLUGIN_BUSY_POLL_MICROS, connectUnix, inheritedSocket } from "../api/socket.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
 import { CloseOnce } from "../internal/close-once.js";
@@ -61,7 +62,7 @@ export class NriPlugin {
   constructor(handlers: PluginHandlers, options: PluginOptions = {}) {
     this.handlers = handlers;
     this.options = options;
-    this.dialect = options.dialect ?? "v1beta1";
+    this.dialect = options.dialect === undefined ? "v1beta1" : oneOf("nri: dialect", options.dialect, DIALECTS);
     this.busyPollMicros = checkBusyPollMicros("nri", options.busyPollMicros, PLUGIN_BUSY_POLL_MICROS);
     this.log = resolveLogger(options.log);
     this.identity = resolveIdentity({

@@ -2,6 +2,7 @@ import type { Container, ContainerEviction, ContainerUpdate, PodSandbox } from "
 import type { MaybePromise } from "../api/handlers.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { checkBusyPollMicros } from "../internal/busy-poll.js";
+import { oneOf } from "../internal/one-of.js";
 import { DEFAULT_SOCKET_PATH, RUNTIME_BUSY_POLL_MICROS } from "../api/socket.js";
 import type { BuiltinPlugin } from "./backends.js";
 import type { DefaultValidatorConfig } from "./default-validator.js";
@@ -123,7 +124,7 @@ function positiveMs(name: string, value: number | undefined, fallback: number): 
 export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
   const mode = o.socketMode ?? 0o600;
   if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`nri: socketMode 0o${mode.toString(8)} is not a permission mode`);
-  if (o.teardownErrors !== undefined && o.teardownErrors !== "fail" && o.teardownErrors !== "continue") throw new RangeError(`nri: teardownErrors "${String(o.teardownErrors)}" is not "fail" or "continue"`);
+  if (o.teardownErrors !== undefined) oneOf("nri: teardownErrors", o.teardownErrors, ["fail", "continue"]);
   return {
     name: o.name,
     version: o.version,

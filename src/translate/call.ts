@@ -1,4 +1,5 @@
-import type { EventCalls } from "../api/revision.js";
+import { EVENT_CALLS, type EventCalls } from "../api/revision.js";
+import { oneOf } from "../internal/one-of.js";
 import { stateChangeEventOf } from "./state-change-events.js";
 import { fromStateChange, toStateChange } from "./state-change.js";
 import { packages } from "../api/revision.js";
@@ -13,14 +14,16 @@ export interface Call extends MethodRef {
 const EMPTY = new Uint8Array(0);
 
 /**
- * A v1beta1 call as the v1alpha1 call for a peer receiving events as `eventCalls`:
+ * A v1beta1 call as the v1alpha1 call for a peer receiving events as `eventCalls` (any other
+ * value is a RangeError):
  * - `Plugin.Shutdown{reason}` becomes `Plugin.Shutdown(Empty)`: the reason cannot travel.
- * - for a `state-change` peer, the nine event calls become `Plugin.StateChange` (see toStateChange
+ * - for a `statechange` peer, the nine event calls become `Plugin.StateChange` (see toStateChange
  *   for the tag rewriting and its rules for non-canonical input).
  * - every other method, known or not, keeps its name and the very same payload object.
  * A service outside `nri.pkg.api.v1beta1.{Runtime,Plugin,HostFunctions}` is a TranslateError.
  */
 export function toV1alpha1(call: Call, eventCalls: EventCalls): Call {
+  if (eventCalls !== "dedicated" && eventCalls !== "statechange") oneOf("translate: event calls", eventCalls, EVENT_CALLS);
   const short = shortServiceName(call.service, "v1beta1");
   const service = `${packages.v1alpha1}.${short}`;
   if (short === "Plugin") {
