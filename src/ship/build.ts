@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { checkPluginName } from "../api/identity.js";
-import { bundle } from "./bundle.js";
+import { bundle, loadEsbuild } from "./bundle.js";
 import { type ExecutableForm, type SeaStartup, writeExecutable } from "./executable.js";
 import { chartFiles, daemonSetYaml, executablePath } from "./manifests.js";
 import { type ImageFile, writeOciArchive } from "./oci-image.js";
@@ -102,6 +102,7 @@ function staging(out: string): string {
 /** Builds everything; see the module comment. */
 export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   checkIdentity(o.name, o.idx);
+  await loadEsbuild();
   const entry = resolve(o.entry);
   const what = `build: entry "${o.entry}"`;
   if (!existsSync(entry) || !statSync(entry).isFile()) throw new Error(`${what}: not found`);

@@ -35,9 +35,25 @@ function mainSource(entry: string, baked: BakedIdentity): string {
   ].join("\n");
 }
 
+/** The esbuild releases `build` bundles with: package.json's optional peer range (a test keeps them equal). */
+export const ESBUILD_RANGE = "^0.28.2";
+
+/**
+ * esbuild, which only `build` needs: an optional peer dependency, so installing nri-wire for a
+ * plugin or a runtime brings no bundler. Missing, it is one line saying what to install.
+ */
+export async function loadEsbuild(): Promise<typeof import("esbuild")> {
+  try {
+    return await import("esbuild");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND" || !String((e as Error).message).includes("'esbuild'")) throw e;
+    throw new BundleError(`build: esbuild is not installed: it is an optional peer dependency of nri-wire, needed only to build: npm install --save-dev esbuild@${ESBUILD_RANGE}`, { cause: e });
+  }
+}
+
 /** Bundles `entry` with the launcher into CommonJS source text. */
 export async function bundle(entry: string, baked: BakedIdentity): Promise<{ code: string; inputs: string[] }> {
-  const esbuild = await import("esbuild");
+  const esbuild = await loadEsbuild();
   let result: Awaited<ReturnType<typeof esbuild.build>>;
   try {
     result = await esbuild.build({
