@@ -6,7 +6,7 @@
  */
 export { NriPlugin } from "./plugin.js";
 export type { PluginOptions, RuntimeInfo } from "./options.js";
-export { type HandlerContext, type PluginHandlers, type PluginMethods, eventsOf } from "../api/handlers.js";
+export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, eventsOf } from "../api/handlers.js";
 export type { Logger } from "../api/logger.js";
 export type { Dialect, Revision } from "../api/revision.js";
 export type { PluginIdentity } from "../api/identity.js";

@@ -20,7 +20,7 @@ export {
 } from "./options.js";
 export type { EventMethod, PluginInfo } from "./runtime-plugin.js";
 export type { BuiltinPlugin, PluginKind } from "./backends.js";
-export { type HandlerContext, type PluginHandlers, type PluginMethods, eventsOf } from "../api/handlers.js";
+export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, eventsOf } from "../api/handlers.js";
 export type { Logger } from "../api/logger.js";
 export { type Loose, type LooseFields, type LooseMessage, type Wrapper, toMessage } from "../api/loose.js";
 export { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
