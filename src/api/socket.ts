@@ -1,4 +1,5 @@
-import { fstatSync } from "node:fs";
+import { fstatSync, readlinkSync } from "node:fs";
+import { relative } from "node:path";
 import { Socket, connect } from "node:net";
 
 /** Listens on a unix socket never wider than its mode (0600 by default); see the ttrpc layer. */
@@ -41,10 +42,34 @@ export function connectUnix(path: string, o: { allowHalfOpen?: boolean; what?: s
   });
 }
 
+/** What an fd refers to, as /proc names it (`anon_inode:[eventpoll]`), where /proc can tell. */
+function fdTarget(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why an fd named by NRI_PLUGIN_SOCKET is not the runtime's socket, and what to run instead: a
+ * process between the runtime and this one (tsx's wrapper, npx) did not pass the fd on, and the
+ * number went to something this process opened itself (Node's own event poll, typically).
+ */
+function notPassedOn(fd: number): string {
+  const script = process.argv[1] === undefined ? "plugin.ts" : relative(process.cwd(), process.argv[1]) || process.argv[1];
+  // tsx's wrapper (`tsx FILE`, `npx tsx FILE`) runs FILE in a child node preloaded with this file.
+  if (process.execArgv.some((a) => /[\\/]tsx[\\/]dist[\\/]preflight\.cjs$/u.test(a))) {
+    return `: tsx's wrapper process (tsx ${script}, npx tsx ${script}) started this one without passing fd ${fd} on; run node --import tsx ${script}`;
+  }
+  return `: the runtime's socket did not reach this process (a wrapper such as npx or a script started it without passing fd ${fd} on); run node itself (node ${script}, or exec node from a script)`;
+}
+
 /**
  * The socket a runtime handed a plugin it launched: NRI_PLUGIN_SOCKET names an inherited file
  * descriptor. Undefined when the variable is not set; an error naming the variable and the fd
- * when it does not name an open socket.
+ * when it does not name an open socket, saying what the fd is instead and, when the socket was
+ * not passed on to this process, what to run.
  */
 export function inheritedSocket(env: NodeJS.ProcessEnv): Socket | undefined {
   const raw = env.NRI_PLUGIN_SOCKET;
@@ -54,11 +79,16 @@ export function inheritedSocket(env: NodeJS.ProcessEnv): Socket | undefined {
   let kind: string;
   try {
     const st = fstatSync(fd);
-    kind = st.isSocket() ? "socket" : st.isFIFO() ? "pipe" : st.isFile() ? "regular file" : st.isCharacterDevice() ? "character device" : st.isDirectory() ? "directory" : "file of another kind";
+    kind = st.isSocket() ? "socket" : st.isFIFO() ? "a pipe" : st.isFile() ? "a regular file" : st.isCharacterDevice() ? "a character device" : st.isDirectory() ? "a directory" : "a file of another kind";
   } catch (e) {
-    throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is not open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`, { cause: e });
+    throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is not open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})${notPassedOn(fd)}`, { cause: e });
   }
-  if (kind !== "socket") throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is a ${kind}, not a socket`);
+  if (kind !== "socket") {
+    const target = fdTarget(fd);
+    // An anonymous inode (Node's event poll, an eventfd) is one this process made: the fd was not passed on.
+    if (target?.startsWith("anon_inode:") === true) throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is ${target} (opened by this process itself), not a socket${notPassedOn(fd)}`);
+    throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is ${kind}${target === undefined ? "" : ` (${target})`}, not a socket`);
+  }
   try {
     return new Socket({ fd, readable: true, writable: true });
   } catch (e) {

@@ -1,9 +1,10 @@
+import type { Duplex } from "node:stream";
 import type { ConfigureRequest, ConfigureResponse, Container, ContainerEviction, ContainerUpdate, PodSandbox, ShutdownRequest, SynchronizeRequest } from "../../gen/v1beta1/api_lite.js";
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest, messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { callError } from "../api/errors.js";
 import { eventsKnownBy, NRI_VERSION } from "../api/releases.js";
 import { formatEventMask } from "../api/events.js";
-import { type PluginHandlers, eventsOf } from "../api/handlers.js";
+import { type PluginHandlers, checkHandlers, eventsOf } from "../api/handlers.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { type Loose, toMessage } from "../api/loose.js";
@@ -21,6 +22,14 @@ import { runtimeOf, subscription } from "./configure.js";
 import { type Translation, invoke, isThenable, loadedTranslation, pluginMethods, translation } from "./methods.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
+
+/** The `at ...` lines of an error's stack, each on a line of its own, or "" when it has none. */
+function stackFrames(e: unknown): string {
+  const stack = e instanceof Error ? e.stack : undefined;
+  if (stack === undefined) return "";
+  const frames = stack.split("\n").filter((l) => /^\s+at /u.test(l));
+  return frames.length === 0 ? "" : `\n${frames.join("\n")}`;
+}
 
 /**
  * A plugin's side of an NRI connection. Serves the Plugin service under both package names with
@@ -56,10 +65,15 @@ export class NriPlugin {
   private synchronized!: () => void;
   private readonly synchronizedPromise = new Promise<void>((r) => (this.synchronized = r));
   private readonly shut = new CloseOnce();
+
   /** Settles with the reason once the connection to the runtime has ended. */
   readonly closed: Promise<Error> = this.shut.closed;
 
+  private startCalled = false;
+
+  /** Throws when a handler key names no Plugin method, with the nearest name (see checkHandlers). */
   constructor(handlers: PluginHandlers, options: PluginOptions = {}) {
+    checkHandlers(handlers);
     this.handlers = handlers;
     this.options = options;
     this.dialect = options.dialect === undefined ? "v1beta1" : oneOf("nri: dialect", options.dialect, DIALECTS);
@@ -94,13 +108,30 @@ export class NriPlugin {
    * the plugin; rejects (and closes) if that fails or takes longer than the registration timeout.
    */
   async start(): Promise<void> {
-    // Before connecting: nothing may come between the mux's creation and the server's.
-    const stateChangeMethods = this.dialect === "statechange" ? (await translation()).stateChangePluginMethods : undefined;
-    const env = this.options.env ?? process.env;
-    const socket =
-      this.options.socket ??
-      (this.options.socketPath === undefined ? inheritedSocket(env) : undefined) ??
-      (await connectUnix(this.options.socketPath ?? DEFAULT_SOCKET_PATH));
+    if (this.startCalled) throw new Error(`nri: plugin ${this.id}: start() called twice`);
+    this.startCalled = true;
+    // Closed (or stopped) before start: nothing to connect.
+    if (this.shut.reason !== undefined) throw this.shut.reason;
+    let socket: Duplex;
+    let stateChangeMethods: readonly string[] | undefined;
+    try {
+      // Before connecting: nothing may come between the mux's creation and the server's.
+      stateChangeMethods = this.dialect === "statechange" ? (await translation()).stateChangePluginMethods : undefined;
+      const env = this.options.env ?? process.env;
+      socket =
+        this.options.socket ??
+        (this.options.socketPath === undefined ? inheritedSocket(env) : undefined) ??
+        (await connectUnix(this.options.socketPath ?? DEFAULT_SOCKET_PATH));
+    } catch (e) {
+      // No connection, so no mux to report the end: `closed` settles with what start() rejects with.
+      this.finish(e as Error);
+      throw e;
+    }
+    // close() or stop() came while connecting.
+    if (this.shut.reason !== undefined) {
+      socket.destroy();
+      throw this.shut.reason;
+    }
     const mux = new Mux(socket, { busyPollMicros: this.busyPollMicros });
     this.mux = mux;
     void mux.closed.then((reason) => this.finish(reason));
@@ -321,8 +352,9 @@ export class NriPlugin {
     });
   }
 
+  /** A handler's failure with where it was thrown: the runtime gets only the message. */
   private logFailure(method: string, e: unknown): void {
-    this.log.error(`nri: plugin ${this.id}: ${method} failed: ${(e as Error).message}`);
+    this.log.error(`nri: plugin ${this.id}: ${method} failed: ${errorText(e)}${stackFrames(e)}`);
   }
 
   private async configure(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
@@ -333,7 +365,7 @@ export class NriPlugin {
     } catch (e) {
       const message = e instanceof RpcError ? e.rawMessage : (e as Error).message;
       this.configureError = new Error(`nri: plugin ${this.id}: configure failed: ${message}`, { cause: e });
-      this.log.error(this.configureError.message);
+      this.log.error(`${this.configureError.message}${stackFrames(e)}`);
       throw e;
     }
   }

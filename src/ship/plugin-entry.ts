@@ -9,11 +9,9 @@
  * export default { createContainer: () => ({ adjust: { env: [{ key: "SEEN", value: "1" }] } }) } satisfies PluginHandlers;
  * ```
  */
-import { services_v1beta1_api } from "../../gen/v1beta1/api_lite.js";
-import type { PluginHandlers } from "../api/handlers.js";
+import { HANDLER_NAMES, type PluginHandlers, checkHandlers } from "../api/handlers.js";
 
-/** The handler names a plugin may define, in the Plugin service's order. */
-export const HANDLER_NAMES: readonly string[] = services_v1beta1_api.Plugin.methods.map((m) => m.localName);
+export { HANDLER_NAMES };
 
 /**
  * The plugin handlers of an entry module's namespace; throws naming what is wrong: no default
@@ -28,12 +26,11 @@ export function pluginHandlersOf(module: Readonly<Record<string, unknown>>): Plu
     const what = handlers === null ? "null" : Array.isArray(handlers) ? "an array" : `a ${typeof handlers}`;
     throw new Error(`default export is ${what}, not an object of plugin handlers (such as createContainer)`);
   }
-  const keys = Object.keys(handlers);
-  for (const key of keys) {
-    if (!HANDLER_NAMES.includes(key)) throw new Error(`default export: "${key}" is not a plugin method (${HANDLER_NAMES.join(", ")})`);
-    const value = (handlers as Record<string, unknown>)[key];
-    if (typeof value !== "function") throw new Error(`default export: "${key}" is a ${value === null ? "null" : typeof value}, not a function`);
+  try {
+    checkHandlers(handlers);
+  } catch (e) {
+    throw new Error(`default export: ${(e as Error).message.replace(/^nri: /u, "")}`, { cause: e });
   }
-  if (keys.length === 0) throw new Error("default export has no plugin handler (such as createContainer)");
+  if (Object.values(handlers).every((h) => h === undefined)) throw new Error("default export has no plugin handler (such as createContainer)");
   return handlers as PluginHandlers;
 }

@@ -1,4 +1,6 @@
+import { spawn } from "node:child_process";
 import { openSync, closeSync } from "node:fs";
+import { join, relative } from "node:path";
 import { describe, expect, it, afterEach } from "vitest";
 import { NriPlugin, type PluginHandlers, type PluginOptions } from "../../src/plugin/index.js";
 import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
@@ -39,6 +41,15 @@ async function fake(o: FakeRuntimeOptions): Promise<FakeRuntime> {
   return rt;
 }
 
+/**
+ * A logged handler failure: its first line, and the frame of the handler that threw (the stack's
+ * first line, which names the function and points into this file).
+ */
+function failure(entry: string | undefined): [string, string] {
+  const [head = "", frame = ""] = (entry ?? "").split("\n");
+  return [head, frame.replace(/\(\/.*\/(plugin\.test\.ts):\d+:\d+\)$/u, "($1)")];
+}
+
 const every: PluginHandlers = {
   runPodSandbox: () => undefined,
   createContainer: () => undefined,
@@ -72,7 +83,8 @@ describe("plugin: Configure like the Go stub", () => {
     const { p, log } = plugin({ configure: () => { throw new Error("bad config: no cpus"); } }, { socketPath: rt.socketPath! });
     await expect(p.start()).rejects.toThrow("nri: plugin 10-p: configure failed: bad config: no cpus");
     expect((await p.closed).message).toBe("nri: plugin 10-p: configure failed: bad config: no cpus");
-    expect(log).toEqual(["error: nri: plugin 10-p: configure failed: bad config: no cpus"]);
+    expect(log.length).toBe(1);
+    expect(failure(log[0])).toEqual(["error: nri: plugin 10-p: configure failed: bad config: no cpus", "    at Object.configure (plugin.test.ts)"]);
     await eventually(() => logged.length > 0, "the runtime logging the refused plugin");
     expect(logged).toEqual(["failed to start external plugin: failed to configure plugin: rpc error: code = Unknown desc = bad config: no cpus"]);
   });
@@ -82,16 +94,18 @@ describe("plugin: Configure like the Go stub", () => {
     const { p, log } = plugin({ synchronize: () => { throw new Error("no state"); } }, { socketPath: rt.socketPath! });
     await expect(p.start()).rejects.toThrow("nri: plugin 10-p: synchronize failed: no state");
     expect((await p.closed).message).toBe("nri: plugin 10-p: synchronize failed: no state");
-    expect(log).toEqual(["error: nri: plugin 10-p: Synchronize failed: no state"]);
+    expect(log.length).toBe(1);
+    expect(failure(log[0])).toEqual(["error: nri: plugin 10-p: Synchronize failed: no state", "    at Object.synchronize (plugin.test.ts)"]);
   });
 
-  it("an event handler's error is logged and its text is what the runtime gets", async () => {
+  it("an event handler's error is logged with its stack, and its text is what the runtime gets", async () => {
     const rt = await runtime();
     const { p, log } = plugin({ runPodSandbox: () => { throw new Error("no room for pod"); } }, { socketPath: rt.socketPath! });
     await p.start();
     await rt.waitForPlugins(1);
     await expect(rt.runPodSandbox({ pod: { id: "p" } })).rejects.toThrow("rpc error: code = Unknown desc = no room for pod");
-    expect(log).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod"]);
+    expect(log.length).toBe(1);
+    expect(failure(log[0])).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod", "    at runPodSandbox (plugin.test.ts)"]);
   });
 
   it("an async handler's rejection is logged the same way, and its answer awaited", async () => {
@@ -112,7 +126,8 @@ describe("plugin: Configure like the Go stub", () => {
     await p.start();
     await rt.waitForPlugins(1);
     await expect(rt.runPodSandbox({ pod: { id: "p" } })).rejects.toThrow("rpc error: code = Unknown desc = no room for pod, later");
-    expect(log).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod, later"]);
+    expect(log.length).toBe(1);
+    expect(failure(log[0])).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod, later", "    at runPodSandbox (plugin.test.ts)"]);
     const created = await rt.createContainer({ pod: { id: "p" }, container: { id: "c" } });
     expect(created.adjust?.annotations).toEqual({ late: "yes" });
   });
@@ -256,15 +271,85 @@ describe("plugin: runtimes older than the plugin", () => {
 });
 
 describe("plugin: an inherited socket fd that is not one", () => {
-  it("names the variable and the fd", async () => {
+  it("names the variable, the fd and what the fd is", async () => {
     await expect(new NriPlugin({}, { idx: "10", name: "p", env: { NRI_PLUGIN_SOCKET: "x1" } }).start()).rejects.toThrow('nri: invalid NRI_PLUGIN_SOCKET="x1": not a file descriptor number');
     const fd = openSync(import.meta.filename, "r");
     try {
-      await expect(new NriPlugin({}, { idx: "10", name: "p", env: { NRI_PLUGIN_SOCKET: String(fd) } }).start()).rejects.toThrow(`nri: invalid NRI_PLUGIN_SOCKET=${fd}: fd ${fd} is a regular file, not a socket`);
+      await expect(new NriPlugin({}, { idx: "10", name: "p", env: { NRI_PLUGIN_SOCKET: String(fd) } }).start()).rejects.toThrow(`nri: invalid NRI_PLUGIN_SOCKET=${fd}: fd ${fd} is a regular file (${import.meta.filename}), not a socket`);
     } finally {
       closeSync(fd);
     }
-    await expect(new NriPlugin({}, { idx: "10", name: "p", env: { NRI_PLUGIN_SOCKET: String(fd) } }).start()).rejects.toThrow(`nri: invalid NRI_PLUGIN_SOCKET=${fd}: fd ${fd} is not open (EBADF)`);
+    await expect(new NriPlugin({}, { idx: "10", name: "p", env: { NRI_PLUGIN_SOCKET: String(fd) } }).start()).rejects.toThrow(
+      `nri: invalid NRI_PLUGIN_SOCKET=${fd}: fd ${fd} is not open (EBADF): the runtime's socket did not reach this process (a wrapper such as npx or a script started it without passing fd ${fd} on); run node itself (node ${relative(process.cwd(), process.argv[1]!)}, or exec node from a script)`,
+    );
+  });
+
+  it("launched through tsx's wrapper, says fd 3 is its own event poll and to run node --import tsx", async () => {
+    const tsx = join(import.meta.dirname, "../../node_modules/.bin/tsx");
+    const script = relative(process.cwd(), join(import.meta.dirname, "../../examples/logger.ts"));
+    const child = spawn(tsx, [script], { stdio: ["ignore", "ignore", "pipe", "pipe"], env: { ...process.env, NRI_PLUGIN_SOCKET: "3", NRI_PLUGIN_NAME: "logger", NRI_PLUGIN_IDX: "10" } });
+    let stderr = "";
+    child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once("exit", r));
+    expect([code, stderr]).toEqual([
+      1,
+      `nri: invalid NRI_PLUGIN_SOCKET=3: fd 3 is anon_inode:[eventpoll] (opened by this process itself), not a socket: tsx's wrapper process (tsx ${script}, npx tsx ${script}) started this one without passing fd 3 on; run node --import tsx ${script}\n`,
+    ]);
+  }, 60_000);
+});
+
+describe("plugin: every promise it hands out settles", () => {
+  it("closed settles with what start() rejects with when it cannot connect, and onClose is called once", async () => {
+    const closes: string[] = [];
+    const { p } = plugin({ createContainer: () => undefined }, { socketPath: `${socketPath()}.missing`, onClose: (e) => closes.push(e.message) });
+    const failed = await p.start().then(() => undefined, (e: Error) => e);
+    expect(failed?.message).toMatch(/^nri: cannot connect to .*\.missing: connect ENOENT /u);
+    expect(await p.closed).toBe(failed);
+    expect(closes).toEqual([failed!.message]);
+  });
+
+  it("closed settles when the inherited fd is no socket", async () => {
+    const { p } = plugin({ createContainer: () => undefined }, { env: { NRI_PLUGIN_SOCKET: "x" } });
+    await expect(p.start()).rejects.toThrow('nri: invalid NRI_PLUGIN_SOCKET="x": not a file descriptor number');
+    expect((await p.closed).message).toBe('nri: invalid NRI_PLUGIN_SOCKET="x": not a file descriptor number');
+  });
+
+  it("close() while connecting: start() rejects with its reason and the connection made meanwhile is dropped", async () => {
+    const rt = await runtime();
+    const { p } = plugin({ createContainer: () => undefined }, { socketPath: rt.socketPath! });
+    const started = p.start();
+    p.close(new Error("changed my mind"));
+    await expect(started).rejects.toThrow("changed my mind");
+    expect((await p.closed).message).toBe("changed my mind");
+    expect(rt.plugins).toEqual([]);
+  });
+
+  it("start() twice, or after close(), rejects at once without connecting", async () => {
+    const rt = await runtime();
+    const { p } = plugin({ createContainer: () => undefined }, { socketPath: rt.socketPath! });
+    await p.start();
+    await expect(p.start()).rejects.toThrow("nri: plugin 10-p: start() called twice");
+    const { p: q } = plugin({ createContainer: () => undefined }, { socketPath: rt.socketPath! });
+    q.close(new Error("never mind"));
+    await expect(q.start()).rejects.toThrow("never mind");
+  });
+});
+
+describe("plugin: handlers it would never call", () => {
+  it("refuses an unknown handler key at construction, naming the nearest handler", () => {
+    expect(() => new NriPlugin({ createContainr: () => undefined } as PluginHandlers)).toThrow(new TypeError('nri: unknown handler "createContainr": did you mean "createContainer"?'));
+    expect(() => new NriPlugin({ CreateContainer: () => undefined } as PluginHandlers)).toThrow(new TypeError('nri: unknown handler "CreateContainer": did you mean "createContainer"?'));
+    expect(() => new NriPlugin({ onStart: () => undefined } as PluginHandlers)).toThrow(
+      new TypeError(
+        'nri: unknown handler "onStart": the handlers are configure, synchronize, shutdown, runPodSandbox, updatePodSandbox, postUpdatePodSandbox, stopPodSandbox, removePodSandbox, createContainer, postCreateContainer, startContainer, postStartContainer, updateContainer, postUpdateContainer, stopContainer, removeContainer, validateContainerAdjustment',
+      ),
+    );
+  });
+
+  it("refuses a handler that is not a function, and takes one left undefined", () => {
+    expect(() => new NriPlugin({ createContainer: "adjust" } as unknown as PluginHandlers)).toThrow(new TypeError('nri: handler "createContainer" is a string, not a function'));
+    expect(() => new NriPlugin({ createContainer: null } as unknown as PluginHandlers)).toThrow(new TypeError('nri: handler "createContainer" is null, not a function'));
+    expect(new NriPlugin({ createContainer: undefined, runPodSandbox: () => undefined } as unknown as PluginHandlers, { name: "p", idx: "10", env: {} }).events).toBe(1);
   });
 });
 

@@ -21,8 +21,9 @@ describe("the entry's plugin", () => {
     expect(() => pluginHandlersOf({ default: null })).toThrow("default export is null, not an object of plugin handlers (such as createContainer)");
     expect(() => pluginHandlersOf({ default: [h] })).toThrow("default export is an array, not an object of plugin handlers (such as createContainer)");
     expect(() => pluginHandlersOf({ default: {} })).toThrow("default export has no plugin handler (such as createContainer)");
-    expect(() => pluginHandlersOf({ default: { createContainer: "yes" } })).toThrow('default export: "createContainer" is a string, not a function');
-    expect(() => pluginHandlersOf({ default: { onCreate: () => undefined } })).toThrow(/^default export: "onCreate" is not a plugin method \(configure, synchronize, shutdown, runPodSandbox, /);
+    expect(() => pluginHandlersOf({ default: { createContainer: "yes" } })).toThrow('default export: handler "createContainer" is a string, not a function');
+    expect(() => pluginHandlersOf({ default: { onCreate: () => undefined } })).toThrow(/^default export: unknown handler "onCreate": the handlers are configure, synchronize, shutdown, runPodSandbox, /);
+    expect(() => pluginHandlersOf({ default: { createContainr: () => undefined } })).toThrow('default export: unknown handler "createContainr": did you mean "createContainer"?');
   });
 });
 
