@@ -3,27 +3,12 @@
  * The nri-wire command line. Every subcommand is one entry of COMMANDS (commands.ts); this file
  * only dispatches, prints help and versions, and maps failures to the exit codes of EXIT.
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Command, EXIT, commandHelp, parseCommandArgs } from "./command.js";
 import { UsageError } from "./errors.js";
 import { COMMANDS } from "./commands.js";
-
-/** This package's version, from the package.json above this file (in src/ or dist/src/). */
-function version(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const p = join(dir, "package.json");
-    if (existsSync(p)) {
-      const pkg = JSON.parse(readFileSync(p, "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "nri-wire") return pkg.version ?? "unknown";
-    }
-    const up = dirname(dir);
-    if (up === dir) return "unknown";
-    dir = up;
-  }
-}
+import { packageVersion } from "../internal/package-version.js";
 
 function help(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
@@ -61,7 +46,7 @@ export async function main(
     return EXIT.ok;
   }
   if (first === "--version" || first === "-V") {
-    out(`nri-wire ${version()}`);
+    out(`nri-wire ${packageVersion()}`);
     return EXIT.ok;
   }
   const command = commands.find((c) => c.name === first);

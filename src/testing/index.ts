@@ -9,12 +9,13 @@ export {
   type TestContainer,
   type TestPluginOptions,
   type TestPod,
-  type TestResources,
+  type TestRequest,
   TestRuntime,
   type TestRuntimeOptions,
 } from "./test-runtime.js";
 export { type HandlerContextInit, handlerContext } from "./handler-context.js";
 export { CHECKS, type CheckId, type CheckResult, type ConformanceOptions, type ConformanceReport, type Failure, type DialectReport, runConformance } from "./conformance.js";
+export { sessionView } from "./session-view.js";
 export { DEFAULT_SCENARIO, type Scenario, parseScenario } from "./scenario.js";
 export { type PluginInstance, type PluginStarter, launchStarter, socketStarter } from "./plugin-starter.js";
 export { DIALECTS, type Dialect } from "../api/revision.js";

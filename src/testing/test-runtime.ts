@@ -1,37 +1,46 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { MessageShape } from "@bufbuild/protobuf";
 import {
   type Container,
   ContainerSchema,
   type ContainerUpdate,
   type CreateContainerResponse,
-  type LinuxResources,
-  LinuxResourcesSchema,
   type PodSandbox,
   PodSandboxSchema,
+  Plugin,
   type StopContainerResponse,
   type UpdateContainerResponse,
   type UpdatePodSandboxResponse,
 } from "../../gen/v1beta1/api_pb.js";
 import { eventBit, eventOfMethod } from "../api/events.js";
-import type { PluginHandlers } from "../api/handlers.js";
+import { type HandlerContext, type PluginHandlers, type PluginMethods, checkHandlers } from "../api/handlers.js";
 import type { Logger } from "../api/logger.js";
 import { NriPlugin } from "../plugin/plugin.js";
 import type { PluginOptions } from "../plugin/options.js";
 import { type Loose, toMessage } from "../api/loose.js";
+import type { EventMethod, EventOptions, PluginInfo } from "../runtime/index.js";
+import { EventError } from "../runtime/errors.js";
 import { NriRuntime } from "../runtime/nri-runtime.js";
 import type { Deprecation } from "../runtime/deprecation.js";
 import type { DefaultValidatorConfig } from "../runtime/default-validator.js";
-import type { PluginInfo } from "../runtime/runtime-plugin.js";
+import { RpcError } from "../ttrpc/errors.js";
+import { errorText } from "../internal/error-text.js";
+import { readCapture } from "../capture/capture-file.js";
+import { packageVersion } from "../internal/package-version.js";
+import { sessionView } from "./session-view.js";
 import { SocketRelay } from "./socket-relay.js";
 
 /** A pod as a test writes it: the message, or a plain object whose 64-bit values may be numbers. */
 export type TestPod = Loose<PodSandbox>;
 /** A container as a test writes it. */
 export type TestContainer = Loose<Container>;
-/** Linux resources as a test writes them (`memory: { limit: 1 << 30 }`). */
-export type TestResources = Loose<LinuxResources>;
+/**
+ * An event's request as a test writes it: the request NriRuntime's event method takes, or a plain
+ * object of its fields whose 64-bit values may be numbers (`{ pod, container }`).
+ */
+export type TestRequest<K extends EventMethod> = Loose<MessageShape<PluginMethods[K]["input"]>>;
 
 /** Options of a TestRuntime. */
 export interface TestRuntimeOptions {
@@ -47,6 +56,12 @@ export interface TestRuntimeOptions {
   defaultValidator?: DefaultValidatorConfig;
   /** Where the runtime reports what the Go runtime logs; default, as NriRuntime's: warnings and errors to stderr. */
   log?: Partial<Logger>;
+  /**
+   * Records the session: each plugin connection is captured as `nri-wire record` captures it
+   * (PREFIX.index.json, PREFIX.p2r.bin, PREFIX.r2p.bin; the n-th connection PREFIX-n.*), and
+   * stop() writes the session view of them all to PREFIX.html (as `nri-wire view` does).
+   */
+  record?: string;
 }
 
 /** Options of TestRuntime.startPlugin: a plugin's options but where it connects. */
@@ -59,20 +74,48 @@ export interface ReceivedUpdate {
 }
 
 /**
+ * The handlers with each one's exception kept (the latest, per plugin) before it goes on the
+ * wire, where only its message travels.
+ */
+function keepingExceptions(handlers: PluginHandlers, keep: (e: unknown) => void): PluginHandlers {
+  const out: Record<string, (req: never, ctx: HandlerContext) => unknown> = {};
+  for (const [name, h] of Object.entries(handlers) as [string, ((req: never, ctx: HandlerContext) => unknown) | undefined][]) {
+    if (h === undefined) continue;
+    out[name] = (req, ctx) => {
+      let r: unknown;
+      try {
+        r = h(req, ctx);
+      } catch (e) {
+        keep(e);
+        throw e;
+      }
+      if (!(r instanceof Promise)) return r;
+      return r.catch((e: unknown) => {
+        keep(e);
+        throw e;
+      });
+    };
+  }
+  return out as PluginHandlers;
+}
+
+/**
  * An in-process NRI runtime for plugin tests: it listens on a private socket, and each event
  * method relays the event to the connected plugins and resolves with their answers merged exactly
- * as containerd/nri's Go runtime merges them (or rejects with the Go runtime's error text).
+ * as containerd/nri's Go runtime merges them (or rejects with the Go runtime's error text). The
+ * event methods are NriRuntime's, with the same requests, written as plain objects if you like.
  *
  * It fails loudly rather than test nothing: an event first waits until every plugin connected
  * to its socket is registered and synchronized, and rejects when none is connected, when one
  * does not get there within the registration and request timeouts, or when no registered plugin
  * subscribes to the event. Requests take 64-bit values as numbers or bigints; answers hold them
- * as bigints, as the generated types do.
+ * as bigints, as the generated types do. When a handler of a plugin started by startPlugin
+ * throws, the event's error ends its `cause` chain with that exception, stack and all.
  *
  * ```ts
  * const runtime = await TestRuntime.start();
  * await runtime.startPlugin(handlers, { name: "mine", idx: "10" });
- * const { adjust } = await runtime.createContainer({ id: "pod0" }, { id: "ctr0", podSandboxId: "pod0" });
+ * const { adjust } = await runtime.createContainer({ pod: { id: "pod0" }, container: { id: "ctr0", podSandboxId: "pod0" } });
  * await runtime.stop();
  * ```
  */
@@ -81,6 +124,12 @@ export class TestRuntime {
   readonly closed: Promise<void>;
   private settleClosed!: () => void;
   private readonly started: NriPlugin[] = [];
+  /** Per plugin started here (by id): the exception its handlers threw last. */
+  private readonly thrown = new Map<string, unknown>();
+  private stopping: Promise<void> | undefined;
+  /** Aborted by stop(): what waits for plugins gives up. */
+  private readonly stopSignal = new AbortController();
+  private captureFiles: readonly string[] = [];
 
   private constructor(
     /** Every unsolicited update plugins sent, in order (all are reported as applied). */
@@ -91,6 +140,7 @@ export class TestRuntime {
     private readonly dir: string,
     /** How long an event waits for connected plugins to be listed. */
     private readonly waitMs: number,
+    private readonly record: string | undefined,
   ) {
     this.closed = new Promise((r) => (this.settleClosed = r));
   }
@@ -104,7 +154,7 @@ export class TestRuntime {
     const config = options.config;
     const runtime = new NriRuntime({
       name: "nri-wire-test-runtime",
-      version: "v0.1.0",
+      version: `v${packageVersion()}`,
       socketPath: inner,
       pluginPath: join(dir, "no-plugins"),
       pluginConfigPath: join(dir, "no-config"),
@@ -126,7 +176,7 @@ export class TestRuntime {
     let relay: SocketRelay | undefined;
     try {
       await runtime.start();
-      relay = await SocketRelay.listen(join(dir, "nri.sock"), inner);
+      relay = await SocketRelay.listen(join(dir, "nri.sock"), inner, options.record);
     } catch (e) {
       await runtime.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -134,7 +184,7 @@ export class TestRuntime {
     }
     // Registration, then Configure and Synchronize, each within its timeout.
     const waitMs = (options.registrationTimeoutMs ?? 5000) + 2 * (options.requestTimeoutMs ?? 2000);
-    return new TestRuntime(updates, runtime, relay, dir, waitMs);
+    return new TestRuntime(updates, runtime, relay, dir, waitMs, options.record);
   }
 
   /** The socket a plugin connects to. */
@@ -152,15 +202,33 @@ export class TestRuntime {
     return this.runtime.deprecations;
   }
 
+  /** With the `record` option, the index files of the captures, once stop() has written them. */
+  get captures(): readonly string[] {
+    return this.captureFiles;
+  }
+
   /**
    * Starts a plugin with `handlers` on this runtime's socket and resolves once the runtime lists
-   * it (registered, configured and synchronized); rejects when it does not get there.
+   * it (registered, configured and synchronized); rejects when it does not get there, and then
+   * the plugin is closed.
    */
   async startPlugin(handlers: PluginHandlers, options: TestPluginOptions = {}): Promise<NriPlugin> {
-    const plugin = new NriPlugin(handlers, { ...options, socketPath: this.socketPath });
+    if (this.stopping !== undefined) throw new Error("test runtime: startPlugin: the runtime is stopped");
+    checkHandlers(handlers);
+    let id = "";
+    const plugin = new NriPlugin(
+      keepingExceptions(handlers, (e) => this.thrown.set(id, e)),
+      { ...options, socketPath: this.socketPath },
+    );
+    id = plugin.id;
     this.started.push(plugin);
     await plugin.start();
-    await this.settled("startPlugin");
+    try {
+      await this.settled("startPlugin");
+    } catch (e) {
+      plugin.close(e as Error);
+      throw e;
+    }
     return plugin;
   }
 
@@ -180,13 +248,15 @@ export class TestRuntime {
   /** Waits until every plugin connected to the socket is listed; `what` names the caller in the error. */
   private async settled(what: string): Promise<void> {
     const deadline = performance.now() + this.waitMs;
+    const stopped = new Promise<void>((r) => this.stopSignal.signal.addEventListener("abort", () => r(), { once: true }));
     for (;;) {
+      if (this.stopSignal.signal.aborted) throw new Error(`test runtime: ${what}: the runtime is stopped`);
       const connected = this.relay.connections;
       if (this.listed().length >= connected) return;
       const left = deadline - performance.now();
       if (left <= 0) throw new Error(`test runtime: ${what}: ${this.listed().length} of ${connected} connected plugins registered after ${this.waitMs} ms`);
       const listed = this.runtime.waitForPlugins(connected + this.builtins(), left).catch(() => undefined);
-      await Promise.race([listed, this.relay.changed()]);
+      await Promise.race([listed, this.relay.changed(), stopped]);
     }
   }
 
@@ -199,100 +269,121 @@ export class TestRuntime {
     if (!listed.some((p) => (p.events & bit) !== 0)) throw new Error(`test runtime: ${method} reached no plugin: none of ${listed.map((p) => p.id).join(", ")} subscribes to it`);
   }
 
-  /** RunPodSandbox, relayed to every subscribed plugin in order. */
-  async runPodSandbox(pod: TestPod): Promise<void> {
-    await this.reach("RunPodSandbox");
-    return this.runtime.runPodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
+  /** Relays one event once the plugins are there; a failure caused by a handler's exception ends its cause chain with it. */
+  private async event<K extends EventMethod, R>(method: K, request: TestRequest<K>, send: (req: MessageShape<PluginMethods[K]["input"]>) => Promise<R>): Promise<R> {
+    const desc = Plugin.method[method];
+    await this.reach(desc.name);
+    const req = toMessage(desc.input as never, request as never) as MessageShape<PluginMethods[K]["input"]>;
+    this.thrown.clear();
+    try {
+      return await send(req);
+    } catch (e) {
+      throw this.withException(e);
+    }
   }
 
-  /** UpdatePodSandbox with the pod's new resources and overhead. */
-  async updatePodSandbox(pod: TestPod, resources: TestResources = {}, overhead: TestResources = {}): Promise<UpdatePodSandboxResponse> {
-    await this.reach("UpdatePodSandbox");
-    return this.runtime.updatePodSandbox({ pod: toMessage(PodSandboxSchema, pod), linuxResources: toMessage(LinuxResourcesSchema, resources), overheadLinuxResources: toMessage(LinuxResourcesSchema, overhead) });
+  /**
+   * The event's error with the handler's exception as the cause of the status the plugin
+   * answered with (the end of the chain), when that status carries the exception's message.
+   */
+  private withException(e: unknown): unknown {
+    if (!(e instanceof EventError)) return e;
+    const thrown = this.thrown.get(e.plugin);
+    if (thrown === undefined) return e;
+    let last: unknown = e;
+    while (last instanceof Error && last.cause !== undefined) last = last.cause;
+    const said = thrown instanceof RpcError ? thrown.rawMessage : errorText(thrown);
+    if (last instanceof RpcError && last !== thrown && last.rawMessage === said) Object.defineProperty(last, "cause", { value: thrown, writable: true, configurable: true });
+    return e;
+  }
+
+  /** RunPodSandbox, relayed to every subscribed plugin in order. */
+  runPodSandbox(request: TestRequest<"runPodSandbox">, o?: EventOptions): Promise<void> {
+    return this.event("runPodSandbox", request, (req) => this.runtime.runPodSandbox(req, o));
+  }
+
+  /** UpdatePodSandbox with the pod's new resources and overhead; the response is always empty. */
+  updatePodSandbox(request: TestRequest<"updatePodSandbox">, o?: EventOptions): Promise<UpdatePodSandboxResponse> {
+    return this.event("updatePodSandbox", request, (req) => this.runtime.updatePodSandbox(req, o));
   }
 
   /** PostUpdatePodSandbox, relayed to every subscribed plugin in order. */
-  async postUpdatePodSandbox(pod: TestPod): Promise<void> {
-    await this.reach("PostUpdatePodSandbox");
-    return this.runtime.postUpdatePodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
+  postUpdatePodSandbox(request: TestRequest<"postUpdatePodSandbox">, o?: EventOptions): Promise<void> {
+    return this.event("postUpdatePodSandbox", request, (req) => this.runtime.postUpdatePodSandbox(req, o));
   }
 
   /** StopPodSandbox, relayed to every subscribed plugin in order. */
-  async stopPodSandbox(pod: TestPod): Promise<void> {
-    await this.reach("StopPodSandbox");
-    return this.runtime.stopPodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
+  stopPodSandbox(request: TestRequest<"stopPodSandbox">, o?: EventOptions): Promise<void> {
+    return this.event("stopPodSandbox", request, (req) => this.runtime.stopPodSandbox(req, o));
   }
 
   /** RemovePodSandbox, relayed to every subscribed plugin in order. */
-  async removePodSandbox(pod: TestPod): Promise<void> {
-    await this.reach("RemovePodSandbox");
-    return this.runtime.removePodSandbox({ pod: toMessage(PodSandboxSchema, pod) });
+  removePodSandbox(request: TestRequest<"removePodSandbox">, o?: EventOptions): Promise<void> {
+    return this.event("removePodSandbox", request, (req) => this.runtime.removePodSandbox(req, o));
   }
 
   /** CreateContainer: the merged adjustment and updates of every plugin, as the Go runtime merges them. */
-  async createContainer(pod: TestPod, container: TestContainer): Promise<CreateContainerResponse> {
-    await this.reach("CreateContainer");
-    return this.runtime.createContainer(this.podAndContainer(pod, container));
+  createContainer(request: TestRequest<"createContainer">, o?: EventOptions): Promise<CreateContainerResponse> {
+    return this.event("createContainer", request, (req) => this.runtime.createContainer(req, o));
   }
 
   /** PostCreateContainer, relayed to every subscribed plugin in order. */
-  async postCreateContainer(pod: TestPod, container: TestContainer): Promise<void> {
-    await this.reach("PostCreateContainer");
-    return this.runtime.postCreateContainer(this.podAndContainer(pod, container));
+  postCreateContainer(request: TestRequest<"postCreateContainer">, o?: EventOptions): Promise<void> {
+    return this.event("postCreateContainer", request, (req) => this.runtime.postCreateContainer(req, o));
   }
 
   /** StartContainer, relayed to every subscribed plugin in order. */
-  async startContainer(pod: TestPod, container: TestContainer): Promise<void> {
-    await this.reach("StartContainer");
-    return this.runtime.startContainer(this.podAndContainer(pod, container));
+  startContainer(request: TestRequest<"startContainer">, o?: EventOptions): Promise<void> {
+    return this.event("startContainer", request, (req) => this.runtime.startContainer(req, o));
   }
 
   /** PostStartContainer, relayed to every subscribed plugin in order. */
-  async postStartContainer(pod: TestPod, container: TestContainer): Promise<void> {
-    await this.reach("PostStartContainer");
-    return this.runtime.postStartContainer(this.podAndContainer(pod, container));
+  postStartContainer(request: TestRequest<"postStartContainer">, o?: EventOptions): Promise<void> {
+    return this.event("postStartContainer", request, (req) => this.runtime.postStartContainer(req, o));
   }
 
   /** UpdateContainer: the merged updates, the target's own entry always last (an empty ContainerUpdate if no plugin updated it). */
-  async updateContainer(pod: TestPod, container: TestContainer, resources: TestResources = {}): Promise<UpdateContainerResponse> {
-    await this.reach("UpdateContainer");
-    return this.runtime.updateContainer({ ...this.podAndContainer(pod, container), linuxResources: toMessage(LinuxResourcesSchema, resources) });
+  updateContainer(request: TestRequest<"updateContainer">, o?: EventOptions): Promise<UpdateContainerResponse> {
+    return this.event("updateContainer", request, (req) => this.runtime.updateContainer(req, o));
   }
 
   /** PostUpdateContainer, relayed to every subscribed plugin in order. */
-  async postUpdateContainer(pod: TestPod, container: TestContainer): Promise<void> {
-    await this.reach("PostUpdateContainer");
-    return this.runtime.postUpdateContainer(this.podAndContainer(pod, container));
+  postUpdateContainer(request: TestRequest<"postUpdateContainer">, o?: EventOptions): Promise<void> {
+    return this.event("postUpdateContainer", request, (req) => this.runtime.postUpdateContainer(req, o));
   }
 
   /** StopContainer: the merged updates of any container, the stopped one included. */
-  async stopContainer(pod: TestPod, container: TestContainer): Promise<StopContainerResponse> {
-    await this.reach("StopContainer");
-    return this.runtime.stopContainer(this.podAndContainer(pod, container));
+  stopContainer(request: TestRequest<"stopContainer">, o?: EventOptions): Promise<StopContainerResponse> {
+    return this.event("stopContainer", request, (req) => this.runtime.stopContainer(req, o));
   }
 
   /** RemoveContainer, relayed to every subscribed plugin in order. */
-  async removeContainer(pod: TestPod, container: TestContainer): Promise<void> {
-    await this.reach("RemoveContainer");
-    return this.runtime.removeContainer(this.podAndContainer(pod, container));
-  }
-
-  private podAndContainer(pod: TestPod, container: TestContainer): { pod: PodSandbox; container: Container } {
-    return { pod: toMessage(PodSandboxSchema, pod), container: toMessage(ContainerSchema, container) };
+  removeContainer(request: TestRequest<"removeContainer">, o?: EventOptions): Promise<void> {
+    return this.event("removeContainer", request, (req) => this.runtime.removeContainer(req, o));
   }
 
   /**
    * Stops the runtime (sending Shutdown with `reason`, if given), waits for the plugins
-   * startPlugin started to close, and removes the socket.
+   * startPlugin started to close, writes the recording (option `record`) and removes the socket.
+   * Settles whatever state the plugins are in; calling it again returns the same promise.
    */
-  async stop(reason?: string): Promise<void> {
+  stop(reason?: string): Promise<void> {
+    return (this.stopping ??= this.stopOnce(reason));
+  }
+
+  private async stopOnce(reason: string | undefined): Promise<void> {
+    this.stopSignal.abort();
     try {
       await this.runtime.stop(reason);
-      await this.relay.close();
-      await Promise.all(this.started.map((p) => p.closed));
     } finally {
-      rmSync(this.dir, { recursive: true, force: true });
-      this.settleClosed();
+      try {
+        this.captureFiles = await this.relay.close();
+        await Promise.all(this.started.map((p) => p.closed));
+        if (this.record !== undefined) writeFileSync(`${this.record}.html`, sessionView(this.captureFiles.map(readCapture)));
+      } finally {
+        rmSync(this.dir, { recursive: true, force: true });
+        this.settleClosed();
+      }
     }
   }
 }

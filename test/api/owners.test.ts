@@ -40,7 +40,7 @@ describe("owner lookups", () => {
         },
         { name: "validator", idx: "90", log: { error: () => undefined } },
       );
-      const e = await runtime.createContainer(pod, ctr).then(() => undefined, (x: Error) => x.message);
+      const e = await runtime.createContainer({ pod, container: ctr }).then(() => undefined, (x: Error) => x.message);
       expect(e).toBe("validator plugin 90-validator failed: rpc error: code = Unknown desc = memory limit set by 10-setter");
     } finally {
       await runtime.stop();

@@ -34,7 +34,7 @@ describe("TestRuntime", () => {
       ["10", "a", { createContainer: () => ({ adjust: { annotations: { a: "1" }, env: [{ key: "A", value: "1" }] } }) }],
       ["20", "b", { createContainer: (req) => ({ adjust: { annotations: { b: String(req.container?.env.length) }, env: [{ key: "B", value: "2" }] } }) }],
     );
-    const merged = await runtime.createContainer(pod, ctr);
+    const merged = await runtime.createContainer({ pod, container: ctr });
     // Plugin b sees the container as a adjusted it: two environment entries.
     expect(toJson(CreateContainerResponseSchema, merged)).toEqual({
       adjust: {
@@ -54,7 +54,7 @@ describe("TestRuntime", () => {
       ["10", "a", { createContainer: () => ({ adjust: { annotations: { same: "a" } } }) }],
       ["20", "b", { createContainer: () => ({ adjust: { annotations: { same: "b" } } }) }],
     );
-    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow('plugins "20-b" and "10-a" both tried to set Annotations same');
+    await expect(runtime.createContainer({ pod, container: ctr })).rejects.toThrow('plugins "20-b" and "10-a" both tried to set Annotations same');
   });
 
   it("merges UpdateContainer answers with the target last, records unsolicited updates, and deprecations of old plugins", async () => {
@@ -71,9 +71,9 @@ describe("TestRuntime", () => {
     cleanup.push(() => plugin.close());
     await plugin.start();
     await runtime.waitForPlugins(1);
-    const res = await runtime.updateContainer(pod, ctr);
+    const res = await runtime.updateContainer({ pod, container: ctr });
     expect(toJson(UpdateContainerResponseSchema, res)).toMatchObject({ update: [{ containerId: "ctr1", linux: { resources: { cpu: { shares: { value: "512" } } } } }] });
-    await runtime.postStartContainer(pod, ctr);
+    await runtime.postStartContainer({ pod, container: ctr });
     expect(runtime.updates.map((u) => [u.plugin, u.update.map((x) => x.containerId)])).toEqual([["30-old", ["ctr1"]]]);
     expect(runtime.deprecations.map((d) => [d.plugin, d.detail])).toEqual([["30-old", "does not implement a dedicated PostStartContainer RPC call"]]);
   });
@@ -96,7 +96,7 @@ describe("TestRuntime fails loudly", () => {
     const plugin = new NriPlugin({ createContainer: () => ({ adjust: { annotations: { seen: "yes" } } }) }, { socketPath: runtime.socketPath, name: "mine", idx: "10" });
     cleanup.push(() => plugin.close());
     await plugin.start();
-    const res = await runtime.createContainer(pod, ctr);
+    const res = await runtime.createContainer({ pod, container: ctr });
     expect(res.adjust?.annotations).toEqual({ seen: "yes" });
   });
 
@@ -108,7 +108,7 @@ describe("TestRuntime fails loudly", () => {
 
   it("an event with no plugin connected rejects and says so", async () => {
     const runtime = await runtimeFor();
-    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow(
+    await expect(runtime.createContainer({ pod, container: ctr })).rejects.toThrow(
       "test runtime: CreateContainer reached no plugin: none is registered (start one with startPlugin, or connect one to socketPath)",
     );
   });
@@ -117,7 +117,7 @@ describe("TestRuntime fails loudly", () => {
     const runtime = await runtimeFor();
     await runtime.startPlugin({ createContainer: () => ({}) }, { name: "a", idx: "10" });
     await runtime.startPlugin({ createContainer: () => ({}) }, { name: "b", idx: "20" });
-    await expect(runtime.stopPodSandbox(pod)).rejects.toThrow("test runtime: StopPodSandbox reached no plugin: none of 10-a, 20-b subscribes to it");
+    await expect(runtime.stopPodSandbox({ pod })).rejects.toThrow("test runtime: StopPodSandbox reached no plugin: none of 10-a, 20-b subscribes to it");
   });
 
   it("an event waits for a connected plugin and rejects when it never gets listed", async () => {
@@ -129,7 +129,7 @@ describe("TestRuntime fails loudly", () => {
     cleanup.push(() => mux.close(new Error("done")));
     const refused = new Client(mux.open(RUNTIME_SERVICE_CONN)).call("nri.pkg.api.v1beta1.Runtime", "RegisterPlugin", encodeInit(RegisterPluginRequestSchema, { pluginName: "bad name", pluginIdx: "10" }));
     await expect(refused).rejects.toThrow("invalid plugin name");
-    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow("test runtime: CreateContainer: 0 of 1 connected plugins registered after 400 ms");
+    await expect(runtime.createContainer({ pod, container: ctr })).rejects.toThrow("test runtime: CreateContainer: 0 of 1 connected plugins registered after 400 ms");
   });
 
   it("a plugin the runtime drops is not waited for: the event says no plugin is registered", async () => {
@@ -137,7 +137,7 @@ describe("TestRuntime fails loudly", () => {
     const silent = connect(runtime.socketPath);
     cleanup.push(() => void silent.destroy());
     await new Promise((r) => silent.once("connect", r));
-    await expect(runtime.createContainer(pod, ctr)).rejects.toThrow("test runtime: CreateContainer reached no plugin: none is registered (start one with startPlugin, or connect one to socketPath)");
+    await expect(runtime.createContainer({ pod, container: ctr })).rejects.toThrow("test runtime: CreateContainer reached no plugin: none is registered (start one with startPlugin, or connect one to socketPath)");
     // The runtime hung up on it.
     if (!silent.closed) await new Promise((r) => silent.once("close", r));
   });
@@ -162,8 +162,8 @@ describe("TestRuntime events and options", () => {
       { name: "pods", idx: "10" },
     );
     // A 64-bit value written as a number; the plugin reads it as a bigint.
-    expect(await runtime.updatePodSandbox(pod, { memory: { limit: 1 << 30 } })).toBeDefined();
-    await runtime.postUpdatePodSandbox(pod);
+    expect(await runtime.updatePodSandbox({ pod, linuxResources: { memory: { limit: 1 << 30 } } })).toBeDefined();
+    await runtime.postUpdatePodSandbox({ pod });
     expect(seen).toEqual(["configure for pods", "update pod1 1073741824", "post-update pod1"]);
   });
 
@@ -171,8 +171,8 @@ describe("TestRuntime events and options", () => {
     const runtime = await TestRuntime.start();
     cleanup.push(() => runtime.stop());
     await runtime.startPlugin({ updateContainer: (req) => ({ update: [{ containerId: req.container!.id, linux: { resources: { memory: { limit: Number(req.linuxResources!.memory!.limit!.value) * 2 } } } }] }) }, { name: "x", idx: "10" });
-    const asNumber = await runtime.updateContainer(pod, ctr, { memory: { limit: 100 } });
-    const asBigint = await runtime.updateContainer(pod, ctr, { memory: { limit: { value: 100n } } });
+    const asNumber = await runtime.updateContainer({ pod, container: ctr, linuxResources: { memory: { limit: 100 } } });
+    const asBigint = await runtime.updateContainer({ pod, container: ctr, linuxResources: { memory: { limit: { value: 100n } } } });
     expect([asNumber.update[0]?.linux?.resources?.memory?.limit?.value, asBigint.update[0]?.linux?.resources?.memory?.limit?.value]).toEqual([200n, 200n]);
   });
 });
@@ -195,5 +195,68 @@ describe("handlerContext", () => {
     const handlers: PluginHandlers = { createContainer: (req, ctx) => ({ adjust: { annotations: { via: `${ctx.signal.aborted ? "aborted" : "live"} ${req.container?.id}` } } }) };
     const res = await handlers.createContainer!(create(CreateContainerRequestSchema, { pod, container: ctr }), handlerContext());
     expect(res).toEqual({ adjust: { annotations: { via: "live ctr1" } } });
+  });
+});
+
+describe("TestRuntime: errors point home", () => {
+  it("a handler's exception ends the event error's cause chain, the very error with its stack", async () => {
+    const runtime = await TestRuntime.start();
+    try {
+      const boom = new Error("no room for ctr1");
+      await runtime.startPlugin({ createContainer: () => { throw boom; } }, { name: "thrower", idx: "10", log: { error: () => undefined } });
+      const e = await runtime.createContainer({ pod, container: ctr }).then(() => undefined, (x: unknown) => x);
+      expect((e as Error).message).toBe("rpc error: code = Unknown desc = no room for ctr1");
+      const chain: unknown[] = [];
+      for (let c: unknown = e; c instanceof Error; c = c.cause) chain.push(c);
+      expect(chain.at(-1)).toBe(boom);
+      expect(boom.stack).toContain("test-runtime.test.ts");
+    } finally {
+      await runtime.stop();
+    }
+  });
+
+  it("a validator's refusal carries its exception too", async () => {
+    const runtime = await TestRuntime.start();
+    try {
+      const refusal = new Error("memory limit not allowed");
+      await runtime.startPlugin({ createContainer: () => ({ adjust: { linux: { resources: { memory: { limit: 1 << 30 } } } } }) }, { name: "setter", idx: "10" });
+      await runtime.startPlugin({ validateContainerAdjustment: () => { throw refusal; } }, { name: "validator", idx: "90", log: { error: () => undefined } });
+      const refused = await runtime.createContainer({ pod, container: ctr }).then(() => undefined, (x: unknown) => x);
+      let last: unknown = refused;
+      while (last instanceof Error && last.cause !== undefined) last = last.cause;
+      expect([(refused as Error).message, last]).toEqual(["validator plugin 90-validator failed: rpc error: code = Unknown desc = memory limit not allowed", refusal]);
+    } finally {
+      await runtime.stop();
+    }
+  });
+
+  it("refuses an unknown handler key with the nearest name", async () => {
+    const runtime = await TestRuntime.start();
+    try {
+      await expect(runtime.startPlugin({ createContainr: () => undefined } as PluginHandlers)).rejects.toThrow('nri: unknown handler "createContainr": did you mean "createContainer"?');
+    } finally {
+      await runtime.stop();
+    }
+  });
+});
+
+describe("TestRuntime: every promise settles", () => {
+  it("stop() settles after a startPlugin not awaited, whose connection it cuts", async () => {
+    const runtime = await TestRuntime.start();
+    const started = runtime.startPlugin({ createContainer: () => undefined }, { name: "late", idx: "10" });
+    const outcome = started.then(() => "started", (e: Error) => e.message);
+    await runtime.stop();
+    await runtime.closed;
+    // Either it got in before the stop, or its connection was cut: it settled either way.
+    expect(await outcome).toMatch(/^(started|nri: .*|test runtime: .*)$/u);
+  });
+
+  it("startPlugin after stop() rejects at once; stop() again returns the same promise", async () => {
+    const runtime = await TestRuntime.start();
+    const stopped = runtime.stop();
+    expect(runtime.stop()).toBe(stopped);
+    await stopped;
+    await expect(runtime.startPlugin({ createContainer: () => undefined })).rejects.toThrow("test runtime: startPlugin: the runtime is stopped");
+    await expect(runtime.createContainer({ pod, container: ctr })).rejects.toThrow("test runtime: CreateContainer: the runtime is stopped");
   });
 });
