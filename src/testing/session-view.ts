@@ -132,7 +132,8 @@ const STYLE = `
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
 table { border-collapse: collapse; margin: .5em 0; } td, th { border: 1px solid #ddd; padding: 2px 8px; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.calls td:nth-child(5) { max-width: 16em; overflow-wrap: anywhere; }
 .ok { color: #1a6b1a; } .refused { color: #b00020; font-weight: 600; } .lost { color: #a65e00; font-weight: 600; }
 rect.ok { fill: #4a90d9; } rect.refused { fill: #d0021b; } rect.lost { fill: #f5a623; }
 pre { background: #f8f8f8; padding: .5em; overflow-x: auto; margin: .3em 0; }
