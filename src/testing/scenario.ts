@@ -1,5 +1,6 @@
 import { type JsonValue, fromJson } from "@bufbuild/protobuf";
-import { type Container, ContainerSchema, type PodSandbox, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
+import { type Container, type ContainerAdjustment, ContainerAdjustmentSchema, ContainerSchema, type ContainerUpdate, ContainerUpdateSchema, type PodSandbox, PodSandboxSchema } from "../../gen/v1beta1/api_pb.js";
+import { checkPluginIndex, checkPluginName } from "../api/identity.js";
 import { scriptContainer, scriptPod, syncContainer, syncPod } from "./script-objects.js";
 
 /**
@@ -13,6 +14,20 @@ export interface Scenario {
   /** The container of the script (its podSandboxId is the pod's id). */
   readonly container: Container;
   readonly existing: { readonly pods: readonly PodSandbox[]; readonly containers: readonly Container[] };
+  /**
+   * Other plugins of the runtime, each with its answer to the script's CreateContainer: merged
+   * with the plugin's own in index order (the container the plugin is sent is adjusted by those
+   * before it), and what a validator under test is asked to validate.
+   */
+  readonly others: readonly OtherPlugin[];
+}
+
+/** Another plugin of the scenario and what it answers CreateContainer with. */
+export interface OtherPlugin {
+  readonly name: string;
+  readonly idx: string;
+  readonly adjust?: ContainerAdjustment;
+  readonly update: readonly ContainerUpdate[];
 }
 
 /** The scenario file's format, documented in `nri-wire test-plugin --help`. */
@@ -24,10 +39,14 @@ export const SCENARIO_FORMAT = `A scenario file is JSON with any of these keys (
                its podSandboxId is always the pod's id
   "existing"   {"pods": [...], "containers": [...]}: what exists before the plugin connects
                (default one pod "pod0" and its running container "ctr0")
+  "others"     [{"name": "N", "idx": "NN", "adjust": {...}, "update": [...]}, ...]: other plugins
+               and their CreateContainer answers (a ContainerAdjustment, ContainerUpdates),
+               merged with the plugin's in index order: what a validator is asked to validate
 For example: {"pod": {"annotations": {"ulimits.nri-wire.dev/container.app": "[...]"}},
 "container": {"name": "app"}}`;
 
-const KEYS = ["pod", "container", "existing"];
+const KEYS = ["pod", "container", "existing", "others"];
+const OTHER_KEYS = ["name", "idx", "adjust", "update"];
 
 function object(v: unknown, where: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new Error(`${where}: not a JSON object`);
@@ -72,5 +91,19 @@ export function parseScenario(json: unknown): Scenario {
   }
   const ids = existing.containers.map((c) => c.id);
   if (ids.includes(container.id)) throw new Error(`scenario: container "${container.id}" exists already: give the script's container an id of its own`);
-  return { pod, container, existing };
+  const others = list(top.others, "scenario: others").map((o, i) => other(o, `scenario: others[${i}]`));
+  return { pod, container, existing, others };
+}
+
+function other(json: unknown, where: string): OtherPlugin {
+  const o = object(json, where);
+  for (const k of Object.keys(o)) if (!OTHER_KEYS.includes(k)) throw new Error(`${where}: unknown key "${k}": use ${OTHER_KEYS.join(", ")}`);
+  if (typeof o.name !== "string" || typeof o.idx !== "string") throw new Error(`${where}: give name and idx as strings`);
+  const name = o.name;
+  const idx = o.idx;
+  message(() => checkPluginName(name), where);
+  message(() => checkPluginIndex(idx), where);
+  const adjust = o.adjust === undefined ? undefined : message(() => fromJson(ContainerAdjustmentSchema, o.adjust as JsonValue), `${where}: adjust`);
+  const update = list(o.update, `${where}: update`).map((u, j) => message(() => fromJson(ContainerUpdateSchema, u as JsonValue), `${where}: update[${j}]`));
+  return { name, idx, ...(adjust === undefined ? {} : { adjust }), update };
 }

@@ -52,7 +52,7 @@ async function open(file: string): Promise<{ page: Page; requests: string[]; err
 
 /** The cells of each row of the table after heading `id`, as the browser renders their text. */
 function rows(page: Page, selector: string): Promise<string[][]> {
-  return page.$$eval(`${selector} tr`, (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll("td")].map((td) => (td as HTMLElement).innerText.trim())));
+  return page.$$eval(`${selector} tr`, (trs) => trs.slice(1).map((tr) => [...tr.querySelectorAll("td")].map((td) => (td as unknown as { innerText: string }).innerText.trim())));
 }
 
 describe("nri-wire view", () => {
@@ -79,7 +79,7 @@ describe("nri-wire view", () => {
     // The legacy plugin's refusal is marked, in red, in its table and among the problems.
     const refused = page.locator("td.refused", { hasText: "unimplemented: method RunPodSandbox" });
     expect(await refused.count()).toBe(2);
-    expect(await refused.first().evaluate((e) => getComputedStyle(e).color)).toBe("rgb(176, 0, 32)");
+    expect(await refused.first().evaluate((e) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(e).color)).toBe("rgb(176, 0, 32)");
     expect(await page.locator("h2#problems").innerText()).toBe("Refusals and errors (1)");
     expect(await rows(page, "table.owners")).toEqual([
       ["Annotations", "nri-peer/seen", "10-peer-plugin"],
