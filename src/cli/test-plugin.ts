@@ -2,7 +2,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { runConformance } from "../testing/conformance.js";
 import { formatJson, formatJunit, formatTable } from "../testing/conformance-report.js";
 import { launchStarter, socketStarter } from "../testing/plugin-starter.js";
-import { SCENARIO_FORMAT, type Scenario, parseScenario } from "../testing/scenario.js";
+import { SCENARIO_FORMAT, parseScenario } from "../testing/scenario.js";
+import { EXPECTATIONS_FORMAT, parseExpectations } from "../testing/expectations.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
 import { type Command, EXIT } from "./command.js";
 import { UsageError } from "./errors.js";
@@ -14,19 +15,19 @@ function ms(name: string, raw: string | undefined): number | undefined {
   return n;
 }
 
-/** The scenario in `file`, or a usage error naming the file and what is wrong with it. */
-async function scenarioFrom(file: string): Promise<Scenario> {
+/** What `parse` makes of the JSON in `file`, or a usage error naming the option, the file and what is wrong with it. */
+async function jsonFile<T>(option: string, file: string, parse: (json: unknown) => T): Promise<T> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
   } catch (e) {
-    throw new UsageError(`nri-wire test-plugin: --scenario ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+    throw new UsageError(`nri-wire test-plugin: --${option} ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
   }
   try {
-    return parseScenario(JSON.parse(text));
+    return parse(JSON.parse(text));
   } catch (e) {
     const why = e instanceof SyntaxError ? `not JSON: ${e.message}` : (e as Error).message;
-    throw new UsageError(`nri-wire test-plugin: --scenario ${file}: ${why}`);
+    throw new UsageError(`nri-wire test-plugin: --${option} ${file}: ${why}`);
   }
 }
 
@@ -57,7 +58,9 @@ export async function runTestPlugin(
   const goneTimeoutMs = ms("gone-timeout", str("gone-timeout"));
   const aliveWindowMs = ms("alive-window", str("alive-window"));
   const scenarioFile = str("scenario");
-  const scenario = scenarioFile === undefined ? undefined : await scenarioFrom(scenarioFile);
+  const scenario = scenarioFile === undefined ? undefined : await jsonFile("scenario", scenarioFile, parseScenario);
+  const expectFile = str("expect");
+  const expectations = expectFile === undefined ? undefined : await jsonFile("expect", expectFile, parseExpectations);
   const config = str("config");
   const junit = str("junit");
   const report = await runConformance({
@@ -68,6 +71,7 @@ export async function runTestPlugin(
     ...(goneTimeoutMs === undefined ? {} : { goneTimeoutMs }),
     ...(aliveWindowMs === undefined ? {} : { aliveWindowMs }),
     ...(scenario === undefined ? {} : { scenario }),
+    ...(expectations === undefined ? {} : { expectations }),
     ...(config === undefined ? {} : { config }),
   });
   print(values.json === true ? formatJson(report) : formatTable(report));
@@ -79,7 +83,7 @@ export async function runTestPlugin(
 export const testPluginCommand: Command = {
   name: "test-plugin",
   summary: "Run the NRI conformance suite on a plugin, playing a v1beta1, a dedicated-era and a StateChange-era runtime.",
-  description: `Starts the plugin command as a runtime starts a pre-installed plugin (its connection on fd 3,\nNRI_PLUGIN_NAME, NRI_PLUGIN_IDX, NRI_PLUGIN_SOCKET=3), or with --socket listens there for the command\n(pointed at PATH) or a plugin started by other means. Prints a table per dialect, with the end of the\nplugin's stderr when a check failed; exit code 1 on any failure.\n\n${SCENARIO_FORMAT}`,
+  description: `Starts the plugin command as a runtime starts a pre-installed plugin (its connection on fd 3,\nNRI_PLUGIN_NAME, NRI_PLUGIN_IDX, NRI_PLUGIN_SOCKET=3), or with --socket listens there for the command\n(pointed at PATH) or a plugin started by other means. Prints a table per dialect, with the end of the\nplugin's stderr when a check failed, and every answer (with its expectation, given --expect);\nexit code 1 on any failure. With --socket and a command, the plugin is judged as an external one:\nafter the runtime restarts it reconnects (or exits, and is started again).\n\n${SCENARIO_FORMAT}\n\n${EXPECTATIONS_FORMAT}`,
   options: {
     name: { type: "string", value: "N", description: "plugin name to launch with (default test-plugin); with --socket, the name expected" },
     idx: { type: "string", value: "NN", description: "plugin index to launch with (default 50); with --socket, the index expected" },
@@ -92,7 +96,8 @@ export const testPluginCommand: Command = {
     "registration-timeout": { type: "string", value: "MS", description: "registration timeout (default 5000)" },
     "gone-timeout": { type: "string", value: "MS", description: "how long a launched plugin may outlive its connection (default 2000)" },
     "alive-window": { type: "string", value: "MS", description: "how long the plugin must stay up after its last answer before a restart or Shutdown (default 200)" },
-    scenario: { type: "string", value: "FILE", description: "the pods, containers and annotations of the script, as JSON (format below)" },
+    scenario: { type: "string", value: "FILE", description: "the pods, containers, annotations and other plugins of the script, as JSON (format below)" },
+    expect: { type: "string", value: "FILE", description: "what each event is expected to be answered with, as JSON (format below)" },
   },
   positionals: "-- <plugin command...>",
   run: (v, positionals) => runTestPlugin(v, positionals),

@@ -1,4 +1,4 @@
-import type { CheckResult, ConformanceReport, DialectReport } from "./conformance.js";
+import type { AnswerRecord, CheckResult, ConformanceReport, DialectReport } from "./conformance.js";
 
 /*
  * The conformance report for people (a table per dialect), for jq (JSON) and for CI (JUnit
@@ -14,6 +14,19 @@ function indent(text: string, by: string): string {
     .join("\n");
 }
 
+/** One call's answer, and its expectation with the differences, as lines. */
+function answerLines(a: AnswerRecord): string[] {
+  const got = a.lost !== undefined ? `no answer: ${a.lost}` : a.refusal !== undefined && a.answer === undefined ? `refused: ${a.refusal}` : `${JSON.stringify(a.answer ?? {})}${a.refusal === undefined ? "" : ` (rejects: ${a.refusal})`}`;
+  const lines = [`${a.method}  ${got}`];
+  if (a.expected !== undefined) {
+    const e = a.expected;
+    const want = "refusal" in e ? `expected a refusal${e.refusal === "" ? "" : ` containing ${JSON.stringify(e.refusal)}`}` : `expected (${e.match}) ${JSON.stringify(e.answer)}`;
+    lines.push(`  ${want}${a.diff?.length === 0 ? ", as expected" : ""}`);
+    for (const d of a.diff ?? []) lines.push(`  ${d}`);
+  }
+  return lines;
+}
+
 function dialectTable(f: DialectReport): string {
   const reg = f.registration === undefined ? "not registered" : `${f.registration.idx}-${f.registration.name}, registered with ${f.registration.version}`;
   const width = Math.max(...f.checks.map((c) => c.id.length));
@@ -26,6 +39,7 @@ function dialectTable(f: DialectReport): string {
     }
   }
   for (const d of f.deprecations) lines.push(`  deprecated: ${d.plugin} ${d.detail}, takes it as StateChange`);
+  if (f.answers.length > 0) lines.push("  answers:", ...f.answers.flatMap(answerLines).map((l) => `    ${l}`));
   if (f.stderr !== undefined) lines.push("  the plugin's stderr ended with:", indent(f.stderr.trimEnd(), "    "));
   return lines.join("\n");
 }
@@ -60,8 +74,9 @@ export function formatJunit(r: ConformanceReport): string {
     });
     const props = f.deprecations.map((d) => `      <property name="deprecation" value="${xml(`${d.plugin} ${d.detail}`)}"/>`);
     const properties = props.length === 0 ? [] : ["    <properties>", ...props, "    </properties>"];
+    const stdout = f.answers.length === 0 ? [] : [`    <system-out>${xml(f.answers.flatMap(answerLines).join("\n"))}</system-out>`];
     const stderr = f.stderr === undefined ? [] : [`    <system-err>${xml(f.stderr)}</system-err>`];
-    return [`  <testsuite name="${f.dialect}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, ...stderr, "  </testsuite>"].join("\n");
+    return [`  <testsuite name="${f.dialect}" tests="${f.checks.length}" failures="${failures}" skipped="${skipped}">`, ...properties, ...cases, ...stdout, ...stderr, "  </testsuite>"].join("\n");
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xml(`nri-wire test-plugin: ${r.plugin}`)}">\n${suites.join("\n")}\n</testsuites>\n`;
 }

@@ -5,6 +5,7 @@ import {
   type ContainerUpdate,
   type CreateContainerResponse,
   CreateContainerRequestSchema,
+  CreateContainerResponseSchema,
   PodSandboxSchema,
   type StopContainerResponse,
   type UpdateContainerResponse,
@@ -13,6 +14,7 @@ import {
 import { ALL_EVENTS, TEARDOWN_EVENTS, VALID_EVENTS_MASK, eventBit, eventHandlerName, formatEvent } from "../api/events.js";
 import { checkPluginIndex, checkPluginName } from "../api/identity.js";
 import { CreateContainerResult } from "../runtime/create-result.js";
+import { addValidationPlugin, completeValidationRequest, validationRequest } from "../runtime/validation.js";
 import { StopContainerResult, UpdateContainerResult } from "../runtime/update-result.js";
 import { type Deprecation, stateChangeDeprecation } from "../runtime/deprecation.js";
 import { SessionDecoder } from "../capture/session-decoder.js";
@@ -24,6 +26,7 @@ import { DEFAULT_SCENARIO, type Scenario } from "./scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
 import { type CallRecord, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
 import { PluginGoneError } from "./errors.js";
+import { type AnswerOutcome, type Expectation, type Expectations, expectationFor, judge } from "./expectations.js";
 
 /** The teardown events' method names (`StopPodSandbox`...). */
 const TEARDOWN: readonly string[] = TEARDOWN_EVENTS.map((e) => formatEvent(e));
@@ -39,6 +42,7 @@ export const CHECKS = {
   ids: "updates and evictions name containers that exist",
   creating: "does not update the container being created",
   merge: "adjustments and updates merge as the Go runtime merges them",
+  answers: "answers each event as the expectations say (--expect)",
   timeouts: "answers within the runtime's request timeout",
   alive: "stays running and connected from registration to Shutdown",
   unsolicited: "unsolicited UpdateContainers name containers that exist",
@@ -67,6 +71,22 @@ export interface CheckResult {
   readonly note?: string;
 }
 
+/** One call of the script and what the plugin answered, judged against its expectation when there is one. */
+export interface AnswerRecord {
+  /** The v1beta1 method (`CreateContainer`), and what was sent (`nri.pkg.api.v1alpha1.Plugin/StateChange`). */
+  readonly method: string;
+  readonly wire: string;
+  /** The response as protobuf JSON, when the plugin answered. */
+  readonly answer?: JsonValue;
+  /** Its refusal: the error it answered with, or a validator's rejection reason. */
+  readonly refusal?: string;
+  /** Why there is no answer at all (a timeout, the plugin gone). */
+  readonly lost?: string;
+  /** The expectation for the event, and the differences from it (empty: as expected). */
+  readonly expected?: Expectation;
+  readonly diff?: readonly string[];
+}
+
 /** The outcome of the suite in one dialect. */
 export interface DialectReport {
   readonly dialect: Dialect;
@@ -77,6 +97,8 @@ export interface DialectReport {
   readonly checks: readonly CheckResult[];
   /** Events the plugin only takes through StateChange, recorded as a dedicated-era runtime does. */
   readonly deprecations: readonly Deprecation[];
+  /** Every call of the script with its answer, in order. */
+  readonly answers: readonly AnswerRecord[];
   readonly passed: boolean;
 }
 
@@ -105,6 +127,8 @@ export interface ConformanceOptions {
   config?: string;
   /** The pods and containers the script is about (see parseScenario). Default DEFAULT_SCENARIO. */
   scenario?: Scenario;
+  /** What each event is expected to be answered with (see parseExpectations); the answers check. */
+  expectations?: Expectations;
   /**
    * How long the plugin must stay connected after its last answer before the runner closes the
    * connection (the restart) or sends Shutdown, so that a plugin dying shortly after an answer
@@ -146,6 +170,15 @@ class Checks {
   }
 }
 
+/** What a call was answered with: the response, and a refusal (the error's text, or a validator's rejection). */
+function outcomeOf(r: CallRecord): AnswerOutcome {
+  if (r.error !== undefined) return { refusal: r.error instanceof RpcError ? r.error.rawMessage : r.error.message };
+  const answer = r.responseJson ?? {};
+  const res = r.response as { reject?: boolean; reason?: string } | undefined;
+  if (r.method === "ValidateContainerAdjustment" && res?.reject === true) return { answer, refusal: res.reason === "" || res.reason === undefined ? "unknown rejection reason" : res.reason };
+  return { answer };
+}
+
 /**
  * Runs the conformance suite: for each dialect, starts the plugin, plays that runtime through
  * registration, Configure, paged Synchronize, the pod and container lifecycle in runtime order
@@ -175,6 +208,8 @@ class DialectRun {
   private readonly target: string;
   private readonly checks = new Checks();
   private readonly deprecations: Deprecation[] = [];
+  private readonly answers: AnswerRecord[] = [];
+  private readonly others: Scenario["others"];
   private readonly known: Set<string>;
   private registration: DialectReport["registration"];
   private instance: PluginInstance | undefined;
@@ -201,6 +236,7 @@ class DialectRun {
     this.pod1 = scenario.pod;
     this.ctr1 = scenario.container;
     this.existing = scenario.existing;
+    this.others = scenario.others;
     this.target = this.ctr1.id;
     this.known = new Set(this.existing.containers.map((c) => c.id));
   }
@@ -246,28 +282,53 @@ class DialectRun {
     this.checks.ok("synchronize");
     await this.event("runPodSandbox", { pod: this.pod1 } as never);
     this.known.add(this.target);
-    const createRequest = create(CreateContainerRequestSchema, { pod: this.pod1, container: this.ctr1 });
-    const created = await this.event("createContainer", clone(CreateContainerRequestSchema, createRequest) as never);
-    let validateAdjust: CreateContainerResponse | undefined;
-    if (created?.response !== undefined) {
+    await this.createAndValidate();
+    const running = this.running;
+    await this.event("postCreateContainer", { pod: this.pod1, container: this.ctr1 } as never);
+    await this.event("startContainer", { pod: this.pod1, container: this.ctr1 } as never);
+    await this.event("postStartContainer", { pod: this.pod1, container: running } as never);
+  }
+
+  /**
+   * CreateContainer as a runtime with the scenario's other plugins runs it: each plugin in index
+   * order is sent the container as adjusted by those before it, the answers merge, and a
+   * validator is asked to validate the whole adjustment (whether or not it adjusts itself).
+   */
+  private async createAndValidate(): Promise<void> {
+    const request = create(CreateContainerRequestSchema, { pod: this.pod1, container: this.ctr1 });
+    const reg = this.registration!;
+    const plugins = [...this.others.map((o) => ({ ...o, self: false })), { name: reg.name, idx: reg.idx, update: [], self: true }].sort((a, b) => a.idx.localeCompare(b.idx) || a.name.localeCompare(b.name));
+    // Both adjust the request in place, as the runtime does; the validation request keeps it as sent.
+    const merged = new CreateContainerResult(request);
+    const validate = validationRequest(request);
+    let merges = true;
+    let refused = false;
+    for (const p of plugins) {
+      addValidationPlugin(validate, p.idx, p.name);
+      if (!p.self) {
+        try {
+          merged.apply(`${p.idx}-${p.name}`, create(CreateContainerResponseSchema, { ...(p.adjust === undefined ? {} : { adjust: p.adjust }), update: [...p.update] }));
+        } catch (e) {
+          this.checks.fail("merge", `CreateContainer: the scenario's plugin ${p.idx}-${p.name}: ${(e as Error).message}`);
+          merges = false;
+        }
+        continue;
+      }
+      if (!merges) continue;
+      const created = await this.event("createContainer", clone(CreateContainerRequestSchema, request) as never);
+      if (created?.error !== undefined) refused = true;
+      if (created?.response === undefined) continue;
       const res = created.response as CreateContainerResponse;
       this.checkIds(created, res.update, res.evict.map((e) => e.containerId));
       const self = res.update.filter((u) => u.containerId === this.target);
       if (self.length > 0) this.checks.fail("creating", `CreateContainer updates "${this.target}", the container being created`, created.responseJson);
       else this.checks.ok("creating");
-      this.merge(created, () => {
-        const result = new CreateContainerResult(clone(CreateContainerRequestSchema, createRequest));
-        result.apply(this.id, { ...res, update: res.update.filter((u) => u.containerId !== this.target) } as CreateContainerResponse);
-        validateAdjust = result.response();
-      });
+      merges = this.merge(created, () => merged.apply(this.id, { ...res, update: res.update.filter((u) => u.containerId !== this.target) } as CreateContainerResponse));
     }
-    if (validateAdjust !== undefined && this.subscribed("validateContainerAdjustment")) {
-      await this.call("validateContainerAdjustment", { pod: this.pod1, container: this.ctr1, adjust: validateAdjust.adjust, update: validateAdjust.update, plugins: [{ name: this.registration!.name, index: this.registration!.idx }] } as never);
-    }
-    const running = this.running;
-    await this.event("postCreateContainer", { pod: this.pod1, container: this.ctr1 } as never);
-    await this.event("startContainer", { pod: this.pod1, container: this.ctr1 } as never);
-    await this.event("postStartContainer", { pod: this.pod1, container: running } as never);
+    // A refused or conflicting CreateContainer fails the event: the runtime validates nothing.
+    if (!merges || refused || !this.subscribed("validateContainerAdjustment")) return;
+    completeValidationRequest(validate, merged);
+    await this.call("validateContainerAdjustment", validate as never);
   }
 
   /** A runtime restart: the connection goes; a launched plugin must go with it; it registers again. */
@@ -276,8 +337,8 @@ class DialectRun {
     this.restarting = true;
     const old = this.instance!;
     this.conn!.close();
-    const went = await Promise.race([old.gone, sleep(this.goneTimeoutMs)]);
-    if (went === "timeout" && old.restartable) {
+    // A plugin the runtime launched goes with its connection; one on a socket reconnects.
+    if (old.restartable && (await Promise.race([old.gone, sleep(this.goneTimeoutMs)])) === "timeout") {
       this.checks.fail("restart", `the plugin was still running ${this.goneTimeoutMs} ms after the runtime closed its connection`);
       old.kill();
     }
@@ -344,6 +405,7 @@ class DialectRun {
   }
   if (this.conns.every((c) => c.unsolicited.length === 0)) this.checks.note("unsolicited", "the plugin sent none");
   this.checks.note("ids", "the plugin asked for no updates or evictions");
+  this.checks.note("answers", this.o.expectations === undefined ? "no expectations given" : "no expected event was answered");
   const results = this.checks.results();
   const failed = results.some((r) => r.status === "fail");
   const stderr = this.instances.map((i) => i.stderr?.() ?? "").join("");
@@ -353,6 +415,7 @@ class DialectRun {
     ...(failed && stderr !== "" ? { stderr } : {}),
     checks: results,
     deprecations: this.deprecations,
+    answers: this.answers,
     passed: results.every((r) => r.status !== "fail"),
   };
   }
@@ -423,24 +486,36 @@ class DialectRun {
     if (this.ended !== undefined) throw new PluginGoneError();
   }
 
-  /** One this.call with the this.checks every answer gets; throws PluginGoneError once the plugin is gone. */
+  /** One call with the checks every answer gets; throws PluginGoneError once the plugin is gone. */
   private async call<K extends PluginMethodName>(method: K, request: MessageInitShape<never>, failAs?: CheckId): Promise<CallRecord> {
     if (this.ended !== undefined) throw new PluginGoneError();
     const r = await this.conn!.call(method, request as never, this.requestTimeoutMs);
-    // A this.call cut off by the plugin going is the alive check's failure, not the call's.
+    // A call cut off by the plugin going is the alive check's failure, not the call's.
     if (r.error !== undefined && this.conn!.mux.closeReason !== undefined && !this.restarting) {
       this.ended ??= "plugin closed its connection";
+      this.answers.push({ method: r.method, wire: r.wire, lost: "the plugin closed its connection" });
       throw new PluginGoneError();
     }
     const where = `${r.method} (sent as ${r.wire})`;
     const timedOut = r.error instanceof RpcError && r.error.code === Code.DEADLINE_EXCEEDED;
     if (timedOut || r.ms > this.requestTimeoutMs) this.checks.fail("timeouts", `${where} took ${timedOut ? "longer than" : Math.round(r.ms)} ${timedOut ? `${this.requestTimeoutMs} ms` : `ms, over the ${this.requestTimeoutMs} ms timeout`}`);
     else this.checks.ok("timeouts");
+    const n = this.answers.filter((a) => a.method === r.method).length;
+    const expected = expectationFor(this.o.expectations, r.method, n);
+    const outcome = timedOut ? undefined : outcomeOf(r);
+    const diff = expected === undefined || outcome === undefined ? undefined : judge(expected, outcome);
+    this.answers.push({ method: r.method, wire: r.wire, ...outcome, ...(timedOut ? { lost: `no answer within ${this.requestTimeoutMs} ms` } : {}), ...(expected === undefined ? {} : { expected, ...(diff === undefined ? {} : { diff }) }) });
+    if (diff !== undefined) {
+      if (diff.length === 0) this.checks.ok("answers");
+      else this.checks.fail("answers", `${where} was answered otherwise than expected:\n${diff.map((l) => `  ${l}`).join("\n")}`, r.responseJson);
+    }
+    const check = failAs ?? (TEARDOWN.includes(r.method) ? "teardown" : "events");
     if (r.error !== undefined && !timedOut) {
-      const check = failAs ?? (TEARDOWN.includes(r.method) ? "teardown" : "events");
-      this.checks.fail(check, `${where} failed: ${r.error.message}`);
+      // A refusal the expectations ask for is the plugin doing its job.
+      if (expected !== undefined && "refusal" in expected) this.checks.ok(check);
+      else this.checks.fail(check, `${where} failed: ${r.error.message}`);
     } else if (r.error === undefined) {
-      this.checks.ok(failAs ?? (TEARDOWN.includes(r.method) ? "teardown" : "events"));
+      this.checks.ok(check);
       if (r.unknownFields !== undefined) {
         this.checks.fail("adjustments", `${where} answered with field${r.unknownFields.length > 1 ? "s" : ""} ${r.unknownFields.join(", ")}, which ${r.method}Response does not have`, r.responseJson);
       } else this.checks.ok("adjustments");
@@ -465,12 +540,15 @@ class DialectRun {
     }
   }
 
-  private merge(r: CallRecord, run: () => void): void {
+  /** Runs a merge; whether it merged (a conflict fails the merge check). */
+  private merge(r: CallRecord, run: () => void): boolean {
     try {
       run();
       this.checks.ok("merge");
+      return true;
     } catch (e) {
       this.checks.fail("merge", `${r.method}: ${(e as Error).message}`, r.responseJson);
+      return false;
     }
   }
 

@@ -9,7 +9,11 @@ export interface PluginInstance {
   readonly socket: Duplex;
   /** Settles with a description once the plugin is gone: `exited with code 1`, `closed its connection`. */
   readonly gone: Promise<string>;
-  /** Whether the runner can restart it (it started the process). */
+  /**
+   * Whether a runtime restart must end it and the runner starts a new one, as a runtime does with
+   * a plugin it launched (fd 3). False for a plugin on a socket: it reconnects by itself, or
+   * exits and is started again as systemd or a DaemonSet would.
+   */
   readonly restartable: boolean;
   /** Stops it if the runner started it (SIGKILL, as a runtime stops a plugin it launched). */
   kill(): void;
@@ -80,15 +84,19 @@ export function launchStarter(command: readonly string[], name: string, idx: str
 }
 
 /**
- * Listens on `path` and waits for the plugin to connect; with a `command`, starts it for each
- * instance first (its arguments should point it at `path`). Without one, the plugin is started
- * by other means and must connect (and, after a runtime restart, reconnect) by itself.
+ * Listens on `path` and waits for the plugin to connect; with a `command`, starts it first (its
+ * arguments should point it at `path`). The plugin is an external one: after a runtime restart
+ * the same process is waited for to reconnect, and started again only if it exited, as its
+ * supervisor would. Without a command, the plugin is started by other means and must connect
+ * (and, after a runtime restart, reconnect) by itself.
  */
 export function socketStarter(path: string, command: readonly string[] | undefined, expected?: { name?: string; idx?: string }): PluginStarter {
   let server: Server | undefined;
   const waiting: ((s: Socket) => void)[] = [];
   const early: Socket[] = [];
   const live = new Set<ChildProcess>();
+  /** The running process, while it runs. */
+  let current: { child: ChildProcess; exited: Promise<string>; stderr: () => string } | undefined;
   const listen = async (): Promise<Server> => {
     if (server !== undefined) return server;
     await unlink(path).catch((e: NodeJS.ErrnoException) => {
@@ -106,23 +114,28 @@ export function socketStarter(path: string, command: readonly string[] | undefin
     server = s;
     return s;
   };
+  const spawnPlugin = (): NonNullable<typeof current> => {
+    const [file, ...args] = command!;
+    const child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"] });
+    live.add(child);
+    const exited = exitText(child);
+    const proc = { child, exited, stderr: stderrTail(child) };
+    current = proc;
+    void exited.then(() => {
+      live.delete(child);
+      if (current === proc) current = undefined;
+    });
+    return proc;
+  };
   return {
     description: command === undefined ? `connecting to ${path} by itself` : `connecting to ${path}: ${command.join(" ")}`,
     ...(expected === undefined ? {} : { expected }),
     async start(timeoutMs: number): Promise<PluginInstance> {
       await listen();
-      let child: ChildProcess | undefined;
-      let exited: Promise<string> | undefined;
-      let stderr: (() => string) | undefined;
-      if (command !== undefined) {
-        const [file, ...args] = command;
-        child = spawn(file!, args, { stdio: ["ignore", "pipe", "pipe"] });
-        live.add(child);
-        stderr = stderrTail(child);
-        exited = exitText(child);
-        const c = child;
-        void exited.then(() => live.delete(c));
-      }
+      // A process still running reconnects by itself; one that is gone is started again, and so
+      // is one that exits instead of reconnecting.
+      const reconnecting = current;
+      let proc = command === undefined ? undefined : (current ?? spawnPlugin());
       let timer: NodeJS.Timeout | undefined;
       const socket = await new Promise<Socket>((resolve, reject) => {
         const now = early.shift();
@@ -134,20 +147,26 @@ export function socketStarter(path: string, command: readonly string[] | undefin
           waiting.splice(i, 1);
           reject(e);
         };
+        const watch = (p: NonNullable<typeof current>): void =>
+          void p.exited.then((why) => {
+            if (p !== reconnecting || !waiting.includes(resolve)) return giveUp(new Error(`plugin ${why} before connecting`));
+            proc = spawnPlugin();
+            watch(proc);
+          });
         waiting.push(resolve);
         timer = setTimeout(() => giveUp(new Error(`no plugin connected to ${path} within ${timeoutMs} ms`)), timeoutMs);
-        void exited?.then((why) => giveUp(new Error(`plugin ${why} before connecting`)));
+        if (proc !== undefined) watch(proc);
       }).finally(() => clearTimeout(timer));
       const closed = new Promise<string>((r) => socket.once("close", () => r("closed its connection")));
-      const c = child;
+      const started = proc;
       return {
         socket,
-        gone: exited ?? closed,
-        restartable: c !== undefined,
+        gone: started?.exited ?? closed,
+        restartable: false,
         kill: () => {
-          c?.kill("SIGKILL");
+          started?.child.kill("SIGKILL");
         },
-        ...(stderr === undefined ? {} : { stderr }),
+        ...(started === undefined ? {} : { stderr: started.stderr }),
       };
     },
     async close(): Promise<void> {

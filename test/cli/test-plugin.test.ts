@@ -92,20 +92,25 @@ const EXAMPLES = readdirSync(join(import.meta.dirname, "../../examples"))
   .map((f) => f.slice(0, -3));
 /** The scenario each example needs for its own paths to run (examples/scenarios/NAME.json). */
 const SCENARIOS = new Set(readdirSync(join(import.meta.dirname, "../../examples/scenarios")).map((f) => f.replace(/\.json$/u, "")));
+/** What each example is expected to answer (examples/expectations/NAME.json): every example has one. */
+const EXPECTATIONS = new Set(readdirSync(join(import.meta.dirname, "../../examples/expectations")).map((f) => f.replace(/\.json$/u, "")));
 
 describe("nri-wire test-plugin on every example plugin", () => {
   it("knows every example: each is run below or said why not", () => {
     expect(EXAMPLES.length).toBeGreaterThanOrEqual(5);
     for (const s of SCENARIOS) expect(EXAMPLES).toContain(s);
+    expect([...EXPECTATIONS].sort()).toEqual(EXAMPLES.filter((e) => NOT_ALONE[e] === undefined).sort());
   });
 
-  it.each(EXAMPLES.filter((e) => NOT_ALONE[e] === undefined))("%s passes in every dialect, launched on fd 3", async (name) => {
+  it.each(EXAMPLES.filter((e) => NOT_ALONE[e] === undefined))("%s passes in every dialect, launched on fd 3, answering as its expectations say", async (name) => {
     const plugin = tsCommand(`examples/${name}.ts`);
     const scenario = SCENARIOS.has(name) ? ["--scenario", join(import.meta.dirname, `../../examples/scenarios/${name}.json`)] : [];
-    const r = await runPeer(cli, ["test-plugin", "--json", ...SLOW_START, ...scenario, "--name", name, "--idx", "42", "--", plugin[0], ...plugin[1]], 300_000);
+    const expected = ["--expect", join(import.meta.dirname, `../../examples/expectations/${name}.json`)];
+    const r = await runPeer(cli, ["test-plugin", "--json", ...SLOW_START, ...scenario, ...expected, "--name", name, "--idx", "42", "--", plugin[0], ...plugin[1]], 300_000);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const failed = report.dialects.flatMap((d) => d.checks.filter((c) => c.status === "fail").map((c) => [d.dialect, c.id, c.failures.map((f) => f.message), d.stderr]));
     expect(failed).toEqual([]);
+    expect(report.dialects.map((d) => [d.dialect, d.checks.find((c) => c.id === "answers")!.status])).toEqual(report.dialects.map((d) => [d.dialect, "pass"]));
     expect(r.code).toBe(0);
   }, 300_000);
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type CheckId, runConformance } from "../../src/testing/conformance.js";
+import { runConformance } from "../../src/testing/conformance.js";
+import { parseExpectations } from "../../src/testing/expectations.js";
 import { formatJunit, formatTable } from "../../src/testing/conformance-report.js";
 import { FLAWS, brokenStarter } from "./broken-plugin.js";
 
 const timeouts = { requestTimeoutMs: 1000, registrationTimeoutMs: 5000, goneTimeoutMs: 1000, shutdownWindowMs: 300 };
 
 /** What each broken plugin's one failure says. */
-const MESSAGES: Record<CheckId, string | RegExp> = {
+const MESSAGES: Record<(typeof FLAWS)[number], string | RegExp> = {
   registration: 'registered as "other", started as "broken"',
   configure: "Configure asked for events 0x100000, beyond the valid 0x3fff",
   synchronize: "Synchronize page 1 of 2 was answered with more = false",
@@ -31,8 +32,15 @@ describe("the conformance suite", () => {
     for (const f of report.dialects) {
       expect(f.checks.filter((c) => c.status !== "pass").map((c) => [c.id, c.status, c.note])).toEqual([
         ["ids", "skip", "the plugin asked for no updates or evictions"],
+        ["answers", "skip", "no expectations given"],
         ["unsolicited", "skip", "the plugin sent none"],
       ]);
+      // Every call of the script, answered.
+      expect(f.answers.map((a) => a.method)).toEqual([
+        "Configure", "Synchronize", "Synchronize", "RunPodSandbox", "CreateContainer", "ValidateContainerAdjustment", "PostCreateContainer", "StartContainer", "PostStartContainer",
+        "Configure", "Synchronize", "UpdateContainer", "PostUpdateContainer", "UpdatePodSandbox", "PostUpdatePodSandbox", "StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox", "Shutdown",
+      ]);
+      expect(f.answers.find((a) => a.method === "Synchronize")).toEqual({ method: "Synchronize", wire: "nri.pkg.api.v1beta1.Plugin/Synchronize", answer: { more: true } });
       expect(f.registration).toEqual({ name: "broken", idx: "50", version: "v1beta1" });
     }
   });
@@ -73,7 +81,50 @@ describe("the conformance suite", () => {
     expect(table).toContain('  FAIL  ids             updates and evictions name containers that exist\n                        UpdateContainer updates container "ghost", which does not exist\n');
     expect(table.endsWith("1 failed: v1beta1/ids\n")).toBe(true);
     const junit = formatJunit(bad);
-    expect(junit).toContain('<testsuite name="v1beta1" tests="15" failures="1" skipped="1">');
+    expect(junit).toContain('<testsuite name="v1beta1" tests="16" failures="1" skipped="2">');
     expect(junit).toContain('<failure message="UpdateContainer updates container &quot;ghost&quot;, which does not exist">');
+  });
+});
+
+describe("the conformance suite with expectations", () => {
+  it("passes answers as expected, and fails the answers check alone with each difference", async () => {
+    const expectations = parseExpectations({
+      CreateContainer: { answer: {} },
+      UpdateContainer: { answer: { update: [{ containerId: "ctr1", linux: { resources: { memory: { limit: { value: 1024 } } } } }] }, match: "subset" },
+      Synchronize: { answer: { more: false } },
+    });
+    const report = await runConformance({ starter: brokenStarter(undefined), dialects: ["v1beta1"], ...timeouts, expectations });
+    const d = report.dialects[0]!;
+    expect(d.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((x) => x.message)])).toEqual([
+      [
+        "answers",
+        [
+          "Synchronize (sent as nri.pkg.api.v1beta1.Plugin/Synchronize) was answered otherwise than expected:\n  more: expected nothing, got true",
+          'UpdateContainer (sent as nri.pkg.api.v1beta1.Plugin/UpdateContainer) was answered otherwise than expected:\n  update: expected [{"containerId":"ctr1","linux":{"resources":{"memory":{"limit":{"value":"1024"}}}}}], got nothing',
+        ],
+      ],
+    ]);
+    expect(d.answers.find((a) => a.method === "CreateContainer")).toEqual({ method: "CreateContainer", wire: "nri.pkg.api.v1beta1.Plugin/CreateContainer", answer: {}, expected: { answer: {}, match: "exact" }, diff: [] });
+    const table = formatTable(report);
+    expect(table).toContain("  answers:\n    Configure  {}\n");
+    expect(table).toContain('    UpdateContainer  {}\n      expected (subset) {"update":[{"containerId":"ctr1","linux":{"resources":{"memory":{"limit":{"value":"1024"}}}}}]}\n      update: expected');
+    expect(formatJunit(report)).toContain('<testcase classname="nri-wire.test-plugin.v1beta1" name="answers: answers each event as the expectations say (--expect)">\n      <failure message="Synchronize');
+  });
+
+  it("takes a refusal the expectations ask for as the plugin doing its job, and fails one that does not come", async () => {
+    const refusing = await runConformance({ starter: brokenStarter("events"), dialects: ["v1beta1"], ...timeouts, expectations: parseExpectations({ RunPodSandbox: { refusal: "boom" } }) });
+    expect(refusing.passed).toBe(true);
+    expect(refusing.dialects[0]!.answers.find((a) => a.method === "RunPodSandbox")).toMatchObject({ refusal: "boom", diff: [] });
+    const answering = await runConformance({ starter: brokenStarter(undefined), dialects: ["v1beta1"], ...timeouts, expectations: parseExpectations({ ValidateContainerAdjustment: { refusal: "" } }) });
+    expect(answering.dialects[0]!.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((x) => x.message)])).toEqual([
+      ["answers", ["ValidateContainerAdjustment (sent as nri.pkg.api.v1beta1.Plugin/ValidateContainerAdjustment) was answered otherwise than expected:\n  expected a refusal, got the answer {}"]],
+    ]);
+  });
+
+  it("refuses an expectations file naming an unknown event or field, or giving both an answer and a refusal", () => {
+    expect(() => parseExpectations({ CreateContainr: { answer: {} } })).toThrow(/^expectations: unknown event "CreateContainr": use Configure, Synchronize, Shutdown, RunPodSandbox, /u);
+    expect(() => parseExpectations({ CreateContainer: { answer: { adjust: { enviroment: [] } } } })).toThrow('expectations: CreateContainer: answer: cannot decode message nri.pkg.api.v1beta1.ContainerAdjustment from JSON: key "enviroment" is unknown');
+    expect(() => parseExpectations({ CreateContainer: { answer: {}, refusal: "x" } })).toThrow("expectations: CreateContainer: give either answer or refusal");
+    expect(() => parseExpectations({ CreateContainer: { answer: {}, match: "some" } })).toThrow('expectations: CreateContainer: match: "some" is not exact or subset');
   });
 });
