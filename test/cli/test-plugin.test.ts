@@ -140,6 +140,22 @@ describe("nri-wire test-plugin on a plugin that dies", () => {
   }, 300_000);
 });
 
+describe("nri-wire test-plugin --socket with a command: an external plugin", () => {
+  it.each([
+    ["a built executable's launcher, which reconnects", "test/testing/fixtures/reconnecting.ts", "reconnecting", "10"],
+    ["a plugin that exits when its connection closes, started again", "examples/logger.ts", "logger", "00"],
+  ])("passes the restart check: %s", async (_, script, name, idx) => {
+    const socket = join(socketDir(), "p.sock");
+    const plugin = tsCommand(script);
+    const r = await runPeer(cli, ["test-plugin", "--json", "--dialect", "v1beta1", ...SLOW_START, "--socket", socket, "--name", name, "--idx", idx, "--", plugin[0], ...plugin[1], "--socket", socket], 300_000);
+    const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
+    const d = report.dialects[0]!;
+    expect(d.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((f) => f.message), d.stderr])).toEqual([]);
+    expect(d.checks.find((c) => c.id === "restart")!.status).toBe("pass");
+    expect(r.code).toBe(0);
+  }, 300_000);
+});
+
 describe("nri-wire test-plugin --scenario", () => {
   it("refuses a file it cannot read or that is not a scenario, naming the file and what is wrong", async () => {
     const missing = join(socketDir(), "missing.json");
@@ -155,8 +171,26 @@ describe("nri-wire test-plugin --scenario", () => {
     }
     expect(texts).toEqual([
       `nri-wire test-plugin: --scenario ${missing}: no such file`,
-      `nri-wire test-plugin: --scenario ${bad}: scenario: unknown key "pods": use pod, container, existing`,
+      `nri-wire test-plugin: --scenario ${bad}: scenario: unknown key "pods": use pod, container, existing, others`,
       `nri-wire test-plugin: --scenario ${notJson}: not JSON: Unexpected token 'p', "pod:" is not valid JSON`,
+    ]);
+  }, 60_000);
+
+  it("refuses an expectations file it cannot read or that is not one, and a scenario's bad other plugin", async () => {
+    const unknown = join(socketDir(), "unknown.json");
+    writeFileSync(unknown, JSON.stringify({ CreateContainer: { answer: {}, mtach: "subset" } }));
+    const other = join(socketDir(), "other.json");
+    writeFileSync(other, JSON.stringify({ others: [{ name: "dev", idx: "1" }] }));
+    const texts: string[] = [];
+    for (const args of [["--expect", join(socketDir(), "missing.json")], ["--expect", unknown], ["--scenario", other]]) {
+      const r = await runPeer(cli, ["test-plugin", ...args, "--", "true"], 60_000);
+      expect(r.code).toBe(2);
+      texts.push(r.stderr.split("\n")[0]!);
+    }
+    expect(texts).toEqual([
+      expect.stringMatching(/^nri-wire test-plugin: --expect .*missing\.json: no such file$/u),
+      `nri-wire test-plugin: --expect ${unknown}: expectations: CreateContainer: unknown key "mtach": use answer, match, refusal`,
+      `nri-wire test-plugin: --scenario ${other}: scenario: others[0]: nri: invalid plugin index "1", must be 2 digits`,
     ]);
   }, 60_000);
 });
