@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { readCapture } from "../capture/capture-file.js";
 import { sessionView } from "../testing/session-view.js";
-import { type Command, EXIT, UsageError } from "./command.js";
+import { type Command, EXIT } from "./command.js";
+import { UsageError } from "./errors.js";
 
 /**
  * Writes the session view of the captures (one per plugin connection) to `out`, default the
