@@ -5,7 +5,7 @@ import { scriptContainer, scriptPod, syncContainer, syncPod } from "../testing/s
 import { stateChangeEventOf } from "../translate/index.js";
 import { type Command } from "./command.js";
 import { UsageError } from "./errors.js";
-import { packageVersion } from "../internal/package-version.js";
+import { nriWireVersion } from "../internal/nri-wire-version.js";
 
 /** Options of the example runtime. */
 export interface ExampleRuntimeOptions {
@@ -72,7 +72,7 @@ export async function runExampleRuntime(o: ExampleRuntimeOptions): Promise<numbe
     pluginPath: "/nonexistent/nri-wire/plugins",
     pluginConfigPath: "/nonexistent/nri-wire/conf.d",
     name: "nri-wire-example-runtime",
-    version: `v${packageVersion()}`,
+    version: `v${nriWireVersion()}`,
     requestTimeoutMs: 3000,
     synchronize: async (sync) => {
       const updates = await sync([create(PodSandboxSchema, syncPod)], [create(ContainerSchema, syncContainer)]);

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { type Command, EXIT, commandHelp, parseCommandArgs } from "./command.js";
 import { UsageError } from "./errors.js";
 import { COMMANDS } from "./commands.js";
-import { packageVersion } from "../internal/package-version.js";
+import { nriWireVersion } from "../internal/nri-wire-version.js";
 
 function help(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
@@ -46,7 +46,7 @@ export async function main(
     return EXIT.ok;
   }
   if (first === "--version" || first === "-V") {
-    out(`nri-wire ${packageVersion()}`);
+    out(`nri-wire ${nriWireVersion()}`);
     return EXIT.ok;
   }
   const command = commands.find((c) => c.name === first);

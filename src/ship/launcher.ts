@@ -28,8 +28,11 @@ export interface BakedIdentity {
   readonly idx: string;
 }
 
-/** Delays between reconnection attempts: doubling from the first to the last. */
-const RETRY_MS = { first: 100, last: 2000 } as const;
+/**
+ * Delays between reconnection attempts: the first after a connection ends (or a first failure),
+ * then doubling after each failure up to the last.
+ */
+export const RETRY_MS = { first: 100, last: 2000 } as const;
 
 /**
  * Loads the entry, then runs the executable's mode from argv; resolves with the exit code. An

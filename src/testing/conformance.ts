@@ -20,7 +20,7 @@ import { type Deprecation, stateChangeDeprecation } from "../runtime/deprecation
 import { SessionDecoder } from "../capture/session-decoder.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
-import { packageVersion } from "../internal/package-version.js";
+import { nriWireVersion } from "../internal/nri-wire-version.js";
 import type { PluginInstance, PluginStarter } from "./plugin-starter.js";
 import { DEFAULT_SCENARIO, type Scenario } from "./scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
@@ -558,7 +558,7 @@ class DialectRun {
       {
         config: this.o.config ?? "",
         runtimeName: "nri-wire-test-plugin",
-        runtimeVersion: `v${packageVersion()}`,
+        runtimeVersion: `v${nriWireVersion()}`,
         registrationTimeout: BigInt(this.registrationTimeoutMs),
         requestTimeout: BigInt(this.requestTimeoutMs),
         NRIVersion: this.dialect === "statechange" ? "v0.11.0" : "v0.12.5",

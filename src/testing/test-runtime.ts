@@ -28,7 +28,7 @@ import type { DefaultValidatorConfig } from "../runtime/default-validator.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { errorText } from "../internal/error-text.js";
 import { readCapture } from "../capture/capture-file.js";
-import { packageVersion } from "../internal/package-version.js";
+import { nriWireVersion } from "../internal/nri-wire-version.js";
 import { sessionView } from "./session-view.js";
 import { SocketRelay } from "./socket-relay.js";
 
@@ -154,7 +154,7 @@ export class TestRuntime {
     const config = options.config;
     const runtime = new NriRuntime({
       name: "nri-wire-test-runtime",
-      version: `v${packageVersion()}`,
+      version: `v${nriWireVersion()}`,
       socketPath: inner,
       pluginPath: join(dir, "no-plugins"),
       pluginConfigPath: join(dir, "no-config"),

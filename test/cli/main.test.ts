@@ -38,7 +38,7 @@ describe("nri-wire command line", () => {
   });
 
   it("an unknown command, an unknown option or a bad value is a usage error (exit 2) naming it", async () => {
-    expect(await cli(["decod"])).toEqual({ code: EXIT.usage, out: "", err: 'nri-wire: unknown command "decod"; commands: example-plugin, example-runtime, decode, record, test-plugin, build (nri-wire --help)\n' });
+    expect(await cli(["decod"])).toEqual({ code: EXIT.usage, out: "", err: 'nri-wire: unknown command "decod"; commands: example-plugin, example-runtime, decode, view, record, test-plugin, build (nri-wire --help)\n' });
     const opt = await cli(["example-runtime", "--sockt", "x"]);
     expect(opt.code).toBe(EXIT.usage);
     expect(opt.err).toMatch(/^nri-wire example-runtime: Unknown option '--sockt'/u);

@@ -5,11 +5,13 @@
  * every relative link points at a file that exists and, with a #fragment, at a heading there.
  */
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { anchors, type CodeBlock, codeBlocks, documents, links, read } from "./markdown.js";
+import { bundle } from "../../src/ship/bundle.js";
+import { RETRY_MS } from "../../src/ship/launcher.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BLOCKS = join(ROOT, "test/docs/.blocks");
@@ -104,4 +106,36 @@ describe("docs", () => {
     }
     expect(broken).toEqual([]);
   });
+
+  it("the README's layout table names every folder of src/", () => {
+    const table = read(ROOT, "README.md").split("## Layout")[1]!.split("\n## ")[0]!;
+    const folders = readdirSync(join(ROOT, "src"), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => `\`src/${e.name}\``);
+    expect(folders.filter((f) => !table.includes(f))).toEqual([]);
+  });
 });
+
+/** Numbers the documents state, each checked against what it states. */
+describe("docs: stated numbers", () => {
+  it("one version: package.json's is CHANGELOG's first, the tarball the README installs, what --version prints", () => {
+    const version = (JSON.parse(read(ROOT, "package.json")) as { version: string }).version;
+    expect(/^## (\S+)/mu.exec(read(ROOT, "CHANGELOG.md"))?.[1]).toBe(version);
+    const readme = read(ROOT, "README.md");
+    expect([...readme.matchAll(/nri-wire-(\d+\.\d+\.\d+)\.tgz/gu)].map((m) => m[1])).toEqual([version, version]);
+  });
+
+  it("deployment.md's script form is the size of the bundle it is, within 10 %", async () => {
+    const stated = /`--form script` writes the bundle behind a `#!NODE` line instead: a\s+([\d.]+) MiB file/u.exec(read(ROOT, "docs/deployment.md"));
+    expect(stated, "the sentence stating the script form's size").not.toBeNull();
+    const { code } = await bundle(join(ROOT, "examples/env-injector.ts"), { name: "adjuster", idx: "10" });
+    const mib = Buffer.byteLength(code) / 2 ** 20;
+    expect(Math.abs(mib - Number(stated![1])) / mib).toBeLessThan(0.1);
+  }, 60_000);
+
+  it("deployment.md's reconnection delays are the launcher's", () => {
+    const doc = read(ROOT, "docs/deployment.md");
+    const { first, last } = RETRY_MS;
+    expect(doc).toContain(`\`10-adjuster: nri: cannot connect to /var/run/nri/nri.sock: ...; retrying in ${first * 2} ms\``);
+    expect(doc).toContain(`tries again ${first} ms after the connection closed, then waits ${first * 2} ms, ${first * 4} ms and so on, doubling up to ${last / 1000} s`);
+  });
+});
+

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { runConformance } from "../../src/testing/conformance.js";
-import { parseExpectations } from "../../src/testing/expectations.js";
+import { diffJson, parseExpectations } from "../../src/testing/expectations.js";
 import { formatJunit, formatTable } from "../../src/testing/conformance-report.js";
 import { FLAWS, brokenStarter } from "./broken-plugin.js";
 
@@ -119,6 +119,14 @@ describe("the conformance suite with expectations", () => {
     expect(answering.dialects[0]!.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((x) => x.message)])).toEqual([
       ["answers", ["ValidateContainerAdjustment (sent as nri.pkg.api.v1beta1.Plugin/ValidateContainerAdjustment) was answered otherwise than expected:\n  expected a refusal, got the answer {}"]],
     ]);
+  });
+
+  it("says each difference by its path, as docs/tools.md shows", () => {
+    const want = { adjust: { rlimits: [{ type: "RLIMIT_NOFILE", hard: "4096", soft: "1024" }] } };
+    const got = { adjust: { rlimits: [{ type: "RLIMIT_NOFILE", hard: "2048", soft: "1024" }] } };
+    expect(diffJson(want, got, "exact")).toEqual(['adjust.rlimits[0].hard: expected "4096", got "2048"']);
+    expect(diffJson({ adjust: { annotations: { "a/b": "1" } } }, { adjust: { annotations: { "a/b": "1", c: "2" } } }, "subset")).toEqual([]);
+    expect(diffJson({ adjust: { annotations: { "a/b": "1" } } }, { adjust: { annotations: { "a/b": "1", c: "2" } } }, "exact")).toEqual(['adjust.annotations.c: expected nothing, got "2"']);
   });
 
   it("refuses an expectations file naming an unknown event or field, or giving both an answer and a refusal", () => {

@@ -8,7 +8,7 @@ let cached: string | undefined;
  * This package's version, from the package.json above this file (in src/ or dist/src/): the one
  * place it is written. "unknown" when no nri-wire package.json is found (a bundle).
  */
-export function packageVersion(): string {
+export function nriWireVersion(): string {
   if (cached !== undefined) return cached;
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
