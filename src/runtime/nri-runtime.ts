@@ -59,7 +59,9 @@ export class NriRuntime {
   private readonly deprecationList: Deprecation[] = [];
   private readonly owners = new WeakMap<SocketBackend, RuntimePlugin>();
   private readonly pending = new Set<RuntimePlugin>();
-  private readonly waiters = new Set<() => void>();
+  /** What waitForPlugins waits on: checked when plugins come and go, failed when the runtime stops. */
+  private readonly waiters = new Map<() => void, (e: Error) => void>();
+  private stopping: Promise<void> | undefined;
   private listener: SafeListener | undefined;
   /** Connections accepted before start() has resolved: handled only after it has. */
   private parked: Socket[] | undefined = [];
@@ -97,6 +99,11 @@ export class NriRuntime {
     await this.registry.exclusive(() => this.startPlugins());
     const path = this.options.socketPath;
     if (path !== false) this.listener = await listenSafely(path, this.options.socketMode, (s) => this.connected(s));
+    // stop() came while starting: it could not close what did not exist yet.
+    if ((this.state as string) === "stopped") {
+      await this.listener?.close();
+      throw new Error("nri: runtime stopped while starting");
+    }
     this.state = "running";
     // After the caller's continuation, which runs in the microtasks that follow this return.
     setImmediate(() => {
@@ -115,13 +122,21 @@ export class NriRuntime {
 
   /**
    * Stops listening and closes every plugin, killing those it launched. With a reason, plugins
-   * on a socket are first sent Shutdown (the reference only closes the connections).
+   * on a socket are first sent Shutdown (the reference only closes the connections). Calling it
+   * again returns the same promise; a start() still running rejects, leaving nothing listening.
    */
-  async stop(shutdownReason?: string): Promise<void> {
-    if (this.state === "stopped") return;
+  stop(shutdownReason?: string): Promise<void> {
+    return (this.stopping ??= this.stopOnce(shutdownReason));
+  }
+
+  private async stopOnce(shutdownReason: string | undefined): Promise<void> {
     this.state = "stopped";
     for (const s of this.parked ?? []) s.destroy();
     this.parked = undefined;
+    for (const [check, fail] of [...this.waiters]) {
+      this.waiters.delete(check);
+      fail(new Error("nri: runtime stopped"));
+    }
     await this.listener?.close();
     const plugins = await this.registry.exclusive(async () => this.registry.clear());
     const all = [...plugins, ...this.pending];
@@ -129,10 +144,11 @@ export class NriRuntime {
     await Promise.all(all.map((p) => p.stop()));
   }
 
-  /** Resolves once at least `n` plugins are registered and open; rejects after `timeoutMs`. */
+  /** Resolves once at least `n` plugins are registered and open; rejects after `timeoutMs`, or when the runtime stops. */
   waitForPlugins(n: number, timeoutMs = 30_000): Promise<void> {
     const ready = (): boolean => this.registry.plugins.filter((p) => !p.closed).length >= n;
     if (ready()) return Promise.resolve();
+    if (this.state === "stopped") return Promise.reject(new Error("nri: runtime stopped"));
     return new Promise((resolve, reject) => {
       const check = (): void => {
         if (!ready()) return;
@@ -144,7 +160,10 @@ export class NriRuntime {
         this.waiters.delete(check);
         reject(new Error(`nri: ${this.registry.plugins.length} of ${n} plugins registered after ${timeoutMs} ms`));
       }, timeoutMs);
-      this.waiters.add(check);
+      this.waiters.set(check, (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
     });
   }
 
@@ -441,7 +460,7 @@ export class NriRuntime {
   }
 
   private notify(): void {
-    for (const w of [...this.waiters]) w();
+    for (const w of [...this.waiters.keys()]) w();
   }
 
   private readonly hooks: ConnectionHooks = {

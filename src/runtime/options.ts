@@ -7,6 +7,7 @@ import { DEFAULT_SOCKET_PATH, RUNTIME_BUSY_POLL_MICROS } from "../api/socket.js"
 import type { BuiltinPlugin } from "./backends.js";
 import type { DefaultValidatorConfig } from "./default-validator.js";
 import type { Deprecation } from "./deprecation.js";
+import { checkHandlers } from "../api/handlers.js";
 
 
 /** Where the reference looks for pre-installed plugins. */
@@ -125,6 +126,13 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
   const mode = o.socketMode ?? 0o600;
   if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new RangeError(`nri: socketMode 0o${mode.toString(8)} is not a permission mode`);
   if (o.teardownErrors !== undefined) oneOf("nri: teardownErrors", o.teardownErrors, ["fail", "continue"]);
+  for (const b of o.builtinPlugins ?? []) {
+    try {
+      checkHandlers(b.handlers);
+    } catch (e) {
+      throw new TypeError(`nri: builtin plugin ${b.idx}-${b.name}: ${(e as Error).message.replace(/^nri: /u, "")}`, { cause: e });
+    }
+  }
   return {
     name: o.name,
     version: o.version,

@@ -274,3 +274,27 @@ describe("every promise settles", () => {
     console.log(`settled: ${[...outcomes].sort().map(([k, n]) => `${k} ${n}`).join("; ")}`);
   }, 600_000);
 });
+
+describe("every promise settles: the runtime's own cases", () => {
+  it("stop() during start(): start() rejects and nothing is left listening; stop() again is the same promise", async () => {
+    const path = socketPath();
+    const rt = new NriRuntime({ socketPath: path, pluginPath: `${path}.none`, name: "rt", version: "1", log: quiet });
+    const started = rt.start();
+    const stopped = rt.stop();
+    expect(rt.stop()).toBe(stopped);
+    await stopped;
+    await expect(started).rejects.toThrow("nri: runtime stopped while starting");
+    const p = new NriPlugin(HANDLERS.good!, { name: "late", idx: "10", socketPath: path, env: {}, log: quiet });
+    await expect(p.start()).rejects.toThrow(/^nri: cannot connect to .*: connect (ENOENT|ECONNREFUSED) /u);
+  });
+
+  it("waitForPlugins rejects when the runtime stops, and at once after", async () => {
+    const path = socketPath();
+    const rt = new NriRuntime({ socketPath: path, pluginPath: `${path}.none`, name: "rt", version: "1", log: quiet });
+    await rt.start();
+    const waiting = rt.waitForPlugins(1);
+    await rt.stop();
+    await expect(waiting).rejects.toThrow("nri: runtime stopped");
+    await expect(rt.waitForPlugins(1)).rejects.toThrow("nri: runtime stopped");
+  });
+});

@@ -77,6 +77,13 @@ describe("builtin plugins", () => {
     await expect(rt.start()).rejects.toThrow('failed to initialize builtin NRI plugin "x": builtin plugin without index or name ("", "x")');
   });
 
+  it("a builtin whose handler key names no event is refused when the runtime is made, with the nearest name", () => {
+    const builtinPlugins = [{ idx: "10", name: "typo", handlers: { createContainr: () => undefined } as BuiltinPlugin["handlers"] }];
+    expect(() => new NriRuntime({ name: "t", version: "0", socketPath: false, pluginPath: tempDir(), builtinPlugins })).toThrow(
+      new TypeError('nri: builtin plugin 10-typo: unknown handler "createContainr": did you mean "createContainer"?'),
+    );
+  });
+
   it("upstream: a builtin is not raced against the request timeout; rejecting with its signal's reason counts as timing out", async () => {
     let calls = 0;
     const { runtime, logs } = await inProcess(
