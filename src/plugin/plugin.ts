@@ -1,4 +1,5 @@
 import type { Duplex } from "node:stream";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ConfigureRequest, ConfigureResponse, Container, ContainerEviction, ContainerUpdate, PodSandbox, ShutdownRequest, SynchronizeRequest } from "../../gen/v1beta1/api_lite.js";
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest, messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { callError } from "../api/errors.js";
@@ -23,12 +24,22 @@ import { type Translation, invoke, isThenable, loadedTranslation, pluginMethods,
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
-/** The `at ...` lines of an error's stack, each on a line of its own, or "" when it has none. */
+/** This package's source directory (src/ or dist/src/): frames in it are nri-wire's, not the plugin's. */
+const OWN_SOURCES = fileURLToPath(new URL("..", import.meta.url));
+
+/**
+ * The `at ...` lines of an error's stack, each on a line of its own, without the calls that led
+ * to the handler (nri-wire's dispatch and Node's): where the plugin's code threw. "" when none.
+ */
 function stackFrames(e: unknown): string {
   const stack = e instanceof Error ? e.stack : undefined;
   if (stack === undefined) return "";
   const frames = stack.split("\n").filter((l) => /^\s+at /u.test(l));
-  return frames.length === 0 ? "" : `\n${frames.join("\n")}`;
+  const ours = (l: string): boolean => l.includes(OWN_SOURCES) || l.includes(pathToFileURL(OWN_SOURCES).href) || /[( ]node:/u.test(l);
+  let last = frames.length - 1;
+  while (last >= 0 && ours(frames[last]!)) last--;
+  const kept = last < 0 ? frames : frames.slice(0, last + 1);
+  return kept.length === 0 ? "" : `\n${kept.join("\n")}`;
 }
 
 /**

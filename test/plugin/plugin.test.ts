@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { openSync, closeSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it, afterEach } from "vitest";
-import { NriPlugin, type PluginHandlers, type PluginOptions } from "../../src/plugin/index.js";
+import { AdjustmentBuilder, NriPlugin, type PluginHandlers, type PluginOptions } from "../../src/plugin/index.js";
 import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import { FakeRuntime, type FakeRuntimeOptions } from "../support/fake-runtime.js";
 import { socketPath } from "../support/socket.js";
@@ -42,12 +42,12 @@ async function fake(o: FakeRuntimeOptions): Promise<FakeRuntime> {
 }
 
 /**
- * A logged handler failure: its first line, and the frame of the handler that threw (the stack's
- * first line, which names the function and points into this file).
+ * A logged handler failure, line by line: its message, then the stack down to the handler that
+ * threw, which names the function and points into this file (nri-wire's and Node's frames that
+ * called it are left out).
  */
-function failure(entry: string | undefined): [string, string] {
-  const [head = "", frame = ""] = (entry ?? "").split("\n");
-  return [head, frame.replace(/\(\/.*\/(plugin\.test\.ts):\d+:\d+\)$/u, "($1)")];
+function failure(entry: string | undefined): string[] {
+  return (entry ?? "").split("\n").map((l) => l.replace(/\(\/.*\/(plugin\.test\.ts):\d+:\d+\)$/u, "($1)"));
 }
 
 const every: PluginHandlers = {
@@ -106,6 +106,18 @@ describe("plugin: Configure like the Go stub", () => {
     await expect(rt.runPodSandbox({ pod: { id: "p" } })).rejects.toThrow("rpc error: code = Unknown desc = no room for pod");
     expect(log.length).toBe(1);
     expect(failure(log[0])).toEqual(["error: nri: plugin 10-p: RunPodSandbox failed: no room for pod", "    at runPodSandbox (plugin.test.ts)"]);
+  });
+
+  it("an error thrown inside a builder is logged down to the handler that called it", async () => {
+    const rt = await runtime();
+    const { p, log } = plugin({ runPodSandbox: () => void new AdjustmentBuilder().setLinuxCPUShares(-1) }, { socketPath: rt.socketPath! });
+    await p.start();
+    await rt.waitForPlugins(1);
+    await expect(rt.runPodSandbox({ pod: { id: "p" } })).rejects.toThrow("rpc error: code = Unknown desc = nri: linux.resources.cpu.shares: -1 is out of range for uint64 (0 to 18446744073709551615)");
+    const lines = failure(log[0]);
+    expect(lines[0]).toBe("error: nri: plugin 10-p: RunPodSandbox failed: nri: linux.resources.cpu.shares: -1 is out of range for uint64 (0 to 18446744073709551615)");
+    expect(lines.at(-1)).toBe("    at runPodSandbox (plugin.test.ts)");
+    expect(lines.slice(1, -1).every((l) => l.includes("/src/"))).toBe(true);
   });
 
   it("an async handler's rejection is logged the same way, and its answer awaited", async () => {
