@@ -472,8 +472,9 @@ class DialectRun {
       bad.push((e as Error).message);
     }
     const want = this.o.starter.expected;
-    if (want?.name !== undefined && want.name !== reg.name) bad.push(`registered as "${reg.name}", started as "${want.name}"`);
-    if (want?.idx !== undefined && want.idx !== reg.idx) bad.push(`registered with index "${reg.idx}", started with "${want.idx}"`);
+    // Most often the plugin's own options, which win over NRI_PLUGIN_NAME and NRI_PLUGIN_IDX.
+    if (want?.name !== undefined && want.name !== reg.name) bad.push(`registered as "${reg.name}", started as "${want.name}" (a name the plugin sets itself wins over NRI_PLUGIN_NAME: run test-plugin with --name ${reg.name})`);
+    if (want?.idx !== undefined && want.idx !== reg.idx) bad.push(`registered with index "${reg.idx}", started with "${want.idx}" (an index the plugin sets itself wins over NRI_PLUGIN_IDX: run test-plugin with --idx ${reg.idx})`);
     // A bad name is a this.registration fault whenever it shows.
     for (const b of bad) this.checks.fail("registration", b);
     this.checks.ok(check);

@@ -8,7 +8,7 @@ const timeouts = { requestTimeoutMs: 1000, registrationTimeoutMs: 5000, goneTime
 
 /** What each broken plugin's one failure says. */
 const MESSAGES: Record<(typeof FLAWS)[number], string | RegExp> = {
-  registration: 'registered as "other", started as "broken"',
+  registration: 'registered as "other", started as "broken" (a name the plugin sets itself wins over NRI_PLUGIN_NAME: run test-plugin with --name other)',
   configure: "Configure asked for events 0x100000, beyond the valid 0x3fff",
   synchronize: "Synchronize page 1 of 2 was answered with more = false",
   events: "RunPodSandbox (sent as nri.pkg.api.v1beta1.Plugin/RunPodSandbox) failed: unknown: boom",
