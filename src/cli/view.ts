@@ -1,5 +1,4 @@
 import { writeFileSync } from "node:fs";
-import { readCapture } from "../capture/capture-file.js";
 import { sessionView } from "../testing/session-view.js";
 import { type Command, EXIT } from "./command.js";
 import { UsageError } from "./errors.js";
@@ -9,9 +8,8 @@ import { UsageError } from "./errors.js";
  * first capture's name with `.html`; returns the path written.
  */
 export function writeView(paths: readonly string[], out?: string): string {
-  const captures = paths.map(readCapture);
   const file = out ?? `${paths[0]!.replace(/\.index\.json$/u, "")}.html`;
-  writeFileSync(file, sessionView(captures));
+  writeFileSync(file, sessionView(paths));
   return file;
 }
 

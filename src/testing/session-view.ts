@@ -1,6 +1,6 @@
 import { type JsonValue, fromJson, toJson } from "@bufbuild/protobuf";
 import { ContainerAdjustmentSchema, CreateContainerRequestSchema, CreateContainerResponseSchema, Field, OwningPluginsSchema, type OwningPlugins, ValidateContainerAdjustmentRequestSchema } from "../../gen/v1beta1/api_pb.js";
-import type { Capture } from "../capture/capture-file.js";
+import { readCapture } from "../capture/capture-file.js";
 import { type SessionCall, type SessionCalls, sessionCalls } from "../capture/session-calls.js";
 import { CreateContainerResult } from "../runtime/create-result.js";
 import { errorText } from "../internal/error-text.js";
@@ -141,11 +141,12 @@ svg { background: #fafafa; border: 1px solid #eee; }
 `;
 
 /**
- * The session view of `captures` (one per plugin connection, as `record` or a TestRuntime with
- * `record` writes them): one HTML page, self-contained and without script.
+ * The session view of the captures whose index files are `indexPaths` (one per plugin
+ * connection, as `nri-wire record` or a TestRuntime with `record` writes them): one HTML page,
+ * self-contained and without script. Throws naming a capture that cannot be read.
  */
-export function sessionView(captures: readonly Capture[]): string {
-  const sessions = captures.map(sessionCalls);
+export function sessionView(indexPaths: readonly string[]): string {
+  const sessions = indexPaths.map((p) => sessionCalls(readCapture(p)));
   const all = sessions.flatMap((s) => s.calls);
   const t0 = all.reduce((m, c) => (c.startNs < m ? c.startNs : m), all[0]?.startNs ?? 0n);
   const end = all.reduce((m, c) => Math.max(m, Number(c.startNs - t0) + (c.latencyNs ?? 0)), 0);

@@ -27,7 +27,6 @@ import type { Deprecation } from "../runtime/deprecation.js";
 import type { DefaultValidatorConfig } from "../runtime/default-validator.js";
 import { RpcError } from "../ttrpc/errors.js";
 import { errorText } from "../internal/error-text.js";
-import { readCapture } from "../capture/capture-file.js";
 import { nriWireVersion } from "../internal/nri-wire-version.js";
 import { sessionView } from "./session-view.js";
 import { SocketRelay } from "./socket-relay.js";
@@ -379,7 +378,7 @@ export class TestRuntime {
       try {
         this.captureFiles = await this.relay.close();
         await Promise.all(this.started.map((p) => p.closed));
-        if (this.record !== undefined) writeFileSync(`${this.record}.html`, sessionView(this.captureFiles.map(readCapture)));
+        if (this.record !== undefined) writeFileSync(`${this.record}.html`, sessionView(this.captureFiles));
       } finally {
         rmSync(this.dir, { recursive: true, force: true });
         this.settleClosed();
