@@ -24,8 +24,15 @@ import { type Translation, invoke, isThenable, loadedTranslation, pluginMethods,
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
-/** This package's source directory (src/ or dist/src/): frames in it are nri-wire's, not the plugin's. */
-const OWN_SOURCES = fileURLToPath(new URL("..", import.meta.url));
+/**
+ * This package's source directory (src/ or dist/src/): frames in it are nri-wire's, not the
+ * plugin's. Undefined in a bundle, where the plugin's code and nri-wire's are one file.
+ */
+function ownSources(): string | undefined {
+  // A CommonJS bundle (a built executable's) has no import.meta.url.
+  const url = (import.meta as { url?: string }).url;
+  return url === undefined || !url.startsWith("file:") ? undefined : fileURLToPath(new URL("..", url));
+}
 
 /**
  * The `at ...` lines of an error's stack, each on a line of its own, without the calls that led
@@ -35,7 +42,8 @@ function stackFrames(e: unknown): string {
   const stack = e instanceof Error ? e.stack : undefined;
   if (stack === undefined) return "";
   const frames = stack.split("\n").filter((l) => /^\s+at /u.test(l));
-  const ours = (l: string): boolean => l.includes(OWN_SOURCES) || l.includes(pathToFileURL(OWN_SOURCES).href) || /[( ]node:/u.test(l);
+  const own = ownSources();
+  const ours = (l: string): boolean => (own !== undefined && (l.includes(own) || l.includes(pathToFileURL(own).href))) || /[( ]node:/u.test(l);
   let last = frames.length - 1;
   while (last >= 0 && ours(frames[last]!)) last--;
   const kept = last < 0 ? frames : frames.slice(0, last + 1);
