@@ -24,6 +24,7 @@ import { nriWireVersion } from "../internal/nri-wire-version.js";
 import type { PluginInstance, PluginStarter } from "./plugin-starter.js";
 import { DEFAULT_SCENARIO, type Scenario } from "./scenario.js";
 import { DIALECTS, type Dialect } from "../api/revision.js";
+import { oneOf } from "../internal/one-of.js";
 import { type CallRecord, type PluginMethodName, ScriptedConnection } from "./scripted-connection.js";
 import { PluginGoneError } from "./errors.js";
 import { type AnswerOutcome, type Expectation, type Expectations, expectationFor, judge } from "./expectations.js";
@@ -187,7 +188,7 @@ function outcomeOf(r: CallRecord): AnswerOutcome {
  * in the report.
  */
 export async function runConformance(options: ConformanceOptions): Promise<ConformanceReport> {
-  const dialects = options.dialects ?? DIALECTS;
+  const dialects = (options.dialects ?? DIALECTS).map((d) => oneOf("test-plugin: dialect", d, DIALECTS));
   const reports: DialectReport[] = [];
   try {
     for (const dialect of dialects) reports.push(await new DialectRun(dialect, options).run());

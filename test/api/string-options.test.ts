@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { formatEvent, formatEventMask } from "../../src/index.js";
 import { NriPlugin } from "../../src/plugin/index.js";
 import { NriRuntime } from "../../src/runtime/index.js";
+import { runConformance } from "../../src/testing/index.js";
 import { toV1alpha1 } from "../../src/translate/index.js";
 
 /*
@@ -31,6 +32,13 @@ describe("string options refuse unknown values where they enter", () => {
   it("the runtime's teardown contract", () => {
     expect(() => new NriRuntime({ name: "t", version: "0", socketPath: false, teardownErrors: "ignore" as never })).toThrow(
       new RangeError('nri: teardownErrors "ignore" is not "fail" or "continue"'),
+    );
+  });
+
+  it("the conformance runner's dialects", async () => {
+    const starter = { description: "never started", start: () => Promise.reject(new Error("not reached")) };
+    await expect(runConformance({ starter: starter as never, dialects: ["v1beta1", "state-change" as never] })).rejects.toThrow(
+      new RangeError('test-plugin: dialect "state-change" is not "v1beta1", "v1alpha1" or "statechange"'),
     );
   });
 
