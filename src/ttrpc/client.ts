@@ -8,15 +8,26 @@ import { MessageQueue } from "./queue.js";
 import { toggleHold } from "../internal/read-hold.js";
 import { Code } from "./status.js";
 import { type Deadline, processDeadlines } from "./deadlines.js";
+import { chainInterceptors, checkInterceptors } from "../internal/interceptor.js";
+import type { ClientCall, ClientInterceptor, MethodKind } from "./interceptors.js";
 
 /** Per-call options. */
 export interface CallOptions {
   /** Cancels the call locally (ttrpc has no cancel frame): it rejects with CANCELED. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Deadline from now; sent as timeout_nano and enforced locally with DEADLINE_EXCEEDED. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Request metadata. */
-  metadata?: MetadataInit;
+  metadata?: MetadataInit | undefined;
+}
+
+/** Options of a Client. */
+export interface ClientOptions extends ConnectionOptions {
+  /**
+   * Wrap every call, the first outermost (see ClientInterceptor); none by default, and then a
+   * call runs with no step between it and its frames.
+   */
+  interceptors?: readonly ClientInterceptor[];
 }
 
 const EMPTY: Uint8Array = new Uint8Array(0);
@@ -42,9 +53,14 @@ export class Client extends FrameConnection {
   private readonly sizes = new RequestSizes();
   private drainWaiters: (() => void)[] = [];
   protected override readonly pauseReadsWhileCongested = false;
+  private readonly interceptors: readonly ClientInterceptor[] | undefined;
+  /** The interceptors around a unary call's last step, or undefined when there are none. */
+  private readonly chain: ((call: ClientCall) => Promise<Uint8Array>) | undefined;
 
-  constructor(socket: Duplex, options: ConnectionOptions = {}) {
+  constructor(socket: Duplex, options: ClientOptions = {}) {
     super(socket, options);
+    this.interceptors = checkInterceptors("ttrpc: interceptors", options.interceptors);
+    this.chain = chainInterceptors(this.interceptors, (c) => new Promise<Uint8Array>((resolve, reject) => this.start(new UnaryCall(this, resolve, reject), c.service, c.method, c.payload, 0, callOptions(c))));
     socket.on("drain", () => this.wakeWriters());
   }
 
@@ -55,6 +71,7 @@ export class Client extends FrameConnection {
 
   /** A unary call with raw payload bytes: resolves with the response payload. */
   call(service: string, method: string, payload: Uint8Array, options: CallOptions = {}): Promise<Uint8Array> {
+    if (this.chain !== undefined) return this.chain(clientCall("unary", service, method, payload, options));
     return new Promise<Uint8Array>((resolve, reject) => {
       const call = new UnaryCall(this, resolve, reject);
       this.start(call, service, method, payload, 0, options);
@@ -64,7 +81,7 @@ export class Client extends FrameConnection {
   /** A server-streaming call: one request, a stream of responses. */
   serverStream(service: string, method: string, payload: Uint8Array, options: CallOptions = {}): AsyncIterable<Uint8Array> {
     const call = new StreamCall(this, false, true, undefined);
-    this.start(call, service, method, payload, Flag.RemoteClosed, options);
+    this.open(call, "server_streaming", service, method, payload, options);
     return call.output();
   }
 
@@ -72,15 +89,27 @@ export class Client extends FrameConnection {
   clientStream(service: string, method: string, input: AsyncIterable<Uint8Array>, options: CallOptions = {}): Promise<Uint8Array> {
     const call = new StreamCall(this, true, false, input);
     const result = call.result();
-    this.start(call, service, method, EMPTY, Flag.RemoteOpen, options);
+    this.open(call, "client_streaming", service, method, EMPTY, options);
     return result;
   }
 
   /** A bidirectional streaming call. */
   bidiStream(service: string, method: string, input: AsyncIterable<Uint8Array>, options: CallOptions = {}): AsyncIterable<Uint8Array> {
     const call = new StreamCall(this, true, true, input);
-    this.start(call, service, method, EMPTY, Flag.RemoteOpen, options);
+    this.open(call, "bidi_streaming", service, method, EMPTY, options);
     return call.output();
+  }
+
+  /** Opens a stream, through the interceptors when there are any: their outcome ends it. */
+  private open(call: StreamCall, kind: MethodKind, service: string, method: string, payload: Uint8Array, options: CallOptions): void {
+    const flags = kind === "server_streaming" ? Flag.RemoteClosed : Flag.RemoteOpen;
+    // The caller holds this stream's reader already: a chain of its own sends this very stream.
+    const chain = chainInterceptors(this.interceptors, (c) => call.intercepted(() => this.start(call, c.service, c.method, c.payload, flags, callOptions(c))));
+    if (chain === undefined) return this.start(call, service, method, payload, flags, options);
+    chain(clientCall(kind, service, method, payload, options)).then(
+      (answer) => call.complete(answer),
+      (e: unknown) => call.complete(e instanceof Error ? e : new Error(String(e))),
+    );
   }
 
   private start(call: UnaryCall | StreamCall, service: string, method: string, payload: Uint8Array, flags: number, options: CallOptions): void {
@@ -159,6 +188,16 @@ export class Client extends FrameConnection {
     for (const c of calls) c.fail(err);
     this.wakeWriters();
   }
+}
+
+/** A call as interceptors get it: the options spelled out, the metadata a list of its own. */
+function clientCall(kind: MethodKind, service: string, method: string, payload: Uint8Array, o: CallOptions): ClientCall {
+  return { kind, service, method, payload, metadata: [...toKeyValues(o.metadata)], timeoutMs: o.timeoutMs, signal: o.signal };
+}
+
+/** The options an intercepted call is sent with. */
+function callOptions(c: ClientCall): CallOptions {
+  return { signal: c.signal, timeoutMs: c.timeoutMs, metadata: c.metadata };
 }
 
 function closedError(reason: Error): RpcError {
@@ -270,6 +309,8 @@ class StreamCall extends BaseCall {
   private failure: Error | undefined;
   private localClosed: boolean;
   private holding = false;
+  /** Set while interceptors wrap the stream: its end settles their `next` instead of the reader. */
+  private hook: { resolve: (v: Uint8Array) => void; reject: (e: Error) => void } | undefined;
 
   constructor(
     client: Client,
@@ -298,6 +339,29 @@ class StreamCall extends BaseCall {
       this.resolveResult = resolve;
       this.rejectResult = reject;
     });
+  }
+
+  /**
+   * The last step of an intercepted stream: sends it, and settles when it ends (with the
+   * response of a client stream, an empty answer for a server stream) or fails.
+   */
+  intercepted(send: () => void): Promise<Uint8Array> {
+    return new Promise<Uint8Array>((resolve, reject) => {
+      this.hook = { resolve, reject };
+      send();
+    });
+  }
+
+  /**
+   * The interceptors' outcome: an answer ends the stream (for a server stream, the answer is a
+   * last message when not empty), an error fails it. A stream still open (an interceptor
+   * answered without waiting for `next`) is ended first.
+   */
+  complete(outcome: Uint8Array | Error): void {
+    this.hook = undefined;
+    if (this.settle()) this.release();
+    if (this.queue !== undefined && !(outcome instanceof Error) && outcome.length > 0) this.queue.push(outcome);
+    this.deliver(outcome);
   }
 
   /** The request frame is queued: start sending the input stream. */
@@ -367,16 +431,33 @@ class StreamCall extends BaseCall {
 
   private finish(payload: Uint8Array): void {
     if (!this.settle()) return;
-    this.queue?.end();
-    this.resolveResult?.(payload);
+    // A server stream's messages, the closing response's included, are in its queue already.
+    if (this.hook !== undefined) return this.hook.resolve(this.queue === undefined ? payload : EMPTY);
+    this.deliver(payload);
   }
 
   fail(err: Error): void {
     if (!this.settle()) return;
-    this.failure = err;
+    this.release();
+    if (this.hook !== undefined) return this.hook.reject(err);
+    this.deliver(err);
+  }
+
+  /** What an ended call still holds: the read hold, and our side of a client stream. */
+  private release(): void {
     this.setHold(false);
-    this.queue?.fail(err);
-    this.rejectResult?.(err);
     if (this.clientStreaming && this.id !== 0) this.closeSend();
+  }
+
+  /** Hands the outcome to the reader: the result, the end of the messages, or the error. */
+  private deliver(outcome: Uint8Array | Error): void {
+    if (outcome instanceof Error) {
+      this.failure = outcome;
+      this.queue?.fail(outcome);
+      this.rejectResult?.(outcome);
+    } else {
+      this.queue?.end();
+      this.resolveResult?.(outcome);
+    }
   }
 }

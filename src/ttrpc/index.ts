@@ -3,7 +3,9 @@
  * Node Duplex, typed clients and services from protoc-gen-es descriptors, and the status and
  * protocol errors.
  */
-export { Client, type CallOptions } from "./client.js";
+export { Client, type CallOptions, type ClientOptions } from "./client.js";
+export type { ClientCall, ClientInterceptor, MethodKind, ServerCall, ServerInterceptor } from "./interceptors.js";
+export type { Interceptor } from "../internal/interceptor.js";
 export { type ConnectionOptions, FrameConnection } from "./connection.js";
 export {
   type KeyValue,

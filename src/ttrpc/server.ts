@@ -11,6 +11,8 @@ import { toggleHold } from "../internal/read-hold.js";
 import { Code } from "./status.js";
 import { type Deadline, processDeadlines } from "./deadlines.js";
 import { withTimeout } from "./with-timeout.js";
+import { type Interceptor, chainInterceptors, checkInterceptors } from "../internal/interceptor.js";
+import type { ServerCall, ServerInterceptor } from "./interceptors.js";
 
 /** What a handler learns about its call. */
 export interface CallContext {
@@ -43,7 +45,13 @@ export type RawMethod =
   | { readonly kind: "bidi_streaming"; readonly handler: BidiStreamingHandler };
 
 /** Options of a Server. */
-export interface ServerOptions extends ConnectionOptions {}
+export interface ServerOptions extends ConnectionOptions {
+  /**
+   * Wrap every call's handler, the first outermost (see ServerInterceptor); none by default, and
+   * then a handler that answers at once is answered at once.
+   */
+  interceptors?: readonly ServerInterceptor[];
+}
 
 const EMPTY: Uint8Array = new Uint8Array(0);
 
@@ -57,9 +65,12 @@ export class Server {
   private readonly listeners = new Set<NetServer>();
   private readonly options: ServerOptions;
   private shuttingDown = false;
+  /** @internal The interceptors, or undefined when there are none. */
+  readonly interceptors: readonly ServerInterceptor[] | undefined;
 
   constructor(options: ServerOptions = {}) {
     resolveConnectionOptions(options);
+    this.interceptors = checkInterceptors("ttrpc: interceptors", options.interceptors);
     this.options = options;
   }
 
@@ -128,7 +139,7 @@ export class Server {
 
 /** One connection served by a Server. */
 export class ServerConnection extends FrameConnection {
-  private readonly calls = new Map<number, ServerCall>();
+  private readonly calls = new Map<number, IncomingCall>();
   private lastStreamId = 0;
   private idleClose = false;
   /** Settles once the connection, gone idle, has half-closed (or has ended): see closeWhenIdle. */
@@ -204,9 +215,11 @@ export class ServerConnection extends FrameConnection {
     }
     const method = this.server.lookup(req.service, req.method);
     if (method instanceof RpcError) return this.sendStatus(id, method.code, method.rawMessage);
-    const call = new ServerCall(this, id, req, method, frame.flags);
+    const call = new IncomingCall(this, id, req, method, frame.flags);
     this.calls.set(id, call);
-    call.run();
+    const interceptors = this.server.interceptors;
+    if (interceptors === undefined) call.run();
+    else call.runIntercepted(interceptors);
   }
 
   protected onClose(reason: Error): void {
@@ -273,7 +286,7 @@ export class ServerConnection extends FrameConnection {
 }
 
 /** One call being served. */
-class ServerCall implements CallContext {
+class IncomingCall implements CallContext {
   readonly service: string;
   readonly method: string;
   readonly metadata: readonly KeyValue[];
@@ -319,10 +332,7 @@ class ServerCall implements CallContext {
   run(): void {
     const t = this.req.timeoutNano;
     if (t < 0) return this.reject(new RpcError(Code.DEADLINE_EXCEEDED, "deadline exceeded before the call started"));
-    if (t > 0) {
-      const ms = t / 1e6;
-      this.timer = processDeadlines.start(() => this.reject(new RpcError(Code.DEADLINE_EXCEEDED, `deadline of ${ms} ms exceeded`)), Math.ceil(ms));
-    }
+    this.arm(t);
     try {
       switch (this.def.kind) {
         case "unary": {
@@ -353,23 +363,87 @@ class ServerCall implements CallContext {
     }
   }
 
+  /**
+   * Runs the handler inside the interceptors: what they resolve with is answered (a server
+   * stream's last message when not empty), what they reject with is the status.
+   */
+  runIntercepted(interceptors: readonly ServerInterceptor[]): void {
+    const t = this.req.timeoutNano;
+    if (t < 0) return this.reject(new RpcError(Code.DEADLINE_EXCEEDED, "deadline exceeded before the call started"));
+    this.arm(t);
+    const def = this.def;
+    const last: (c: ServerCall) => Promise<Uint8Array> = async (c) => {
+      switch (def.kind) {
+        case "unary":
+          return def.handler(c.payload, c);
+        case "client_streaming":
+          return def.handler(this.input!, c);
+        case "server_streaming":
+          await this.pump(def.handler(c.payload, c));
+          return EMPTY;
+        case "bidi_streaming":
+          await this.pump(def.handler(this.input!, c));
+          return EMPTY;
+      }
+    };
+    const view: ServerCall = {
+      kind: def.kind,
+      service: this.service,
+      method: this.method,
+      metadata: this.metadata,
+      timeoutNano: this.timeoutNano,
+      deadline: this.deadline,
+      signal: this.signal,
+      payload: this.input === undefined ? this.req.payload : EMPTY,
+    };
+    const chain = chainInterceptors(interceptors as readonly Interceptor<ServerCall, Uint8Array>[], last)!;
+    let answer: Promise<Uint8Array>;
+    try {
+      answer = chain(view);
+    } catch (e) {
+      return this.reject(e);
+    }
+    answer.then(
+      (v) => (def.kind === "server_streaming" || def.kind === "bidi_streaming" ? this.closeStream(v) : this.respond(v)),
+      (e: unknown) => this.reject(e),
+    );
+  }
+
+  private arm(t: number): void {
+    if (t > 0) {
+      const ms = t / 1e6;
+      this.timer = processDeadlines.start(() => this.reject(new RpcError(Code.DEADLINE_EXCEEDED, `deadline of ${ms} ms exceeded`)), Math.ceil(ms));
+    }
+  }
+
   private async stream(out: AsyncIterable<Uint8Array>): Promise<void> {
     try {
-      for await (const msg of out) {
-        if (this.done) return;
-        if (!(msg instanceof Uint8Array)) throw new TypeError(`ttrpc: ${this.method} yielded a non-Uint8Array message`);
-        if (!this.conn.sendData(this.id, 0, msg)) {
-          return this.reject(new RpcError(Code.RESOURCE_EXHAUSTED, oversizeMessage(msg.length, this.conn.limit)));
-        }
-        await this.conn.writable();
-      }
-      if (this.claim()) {
-        this.conn.sendData(this.id, Flag.RemoteClosed | Flag.NoData, EMPTY);
-        this.conn.callDone(this.id);
-      }
+      await this.pump(out);
+      this.closeStream(EMPTY);
     } catch (e) {
       this.reject(e);
     }
+  }
+
+  /** Sends a handler's stream of messages; returns once it ended, throws its error. */
+  private async pump(out: AsyncIterable<Uint8Array>): Promise<void> {
+    for await (const msg of out) {
+      if (this.done) return;
+      if (!(msg instanceof Uint8Array)) throw new TypeError(`ttrpc: ${this.method} yielded a non-Uint8Array message`);
+      if (!this.conn.sendData(this.id, 0, msg)) throw new RpcError(Code.RESOURCE_EXHAUSTED, oversizeMessage(msg.length, this.conn.limit));
+      await this.conn.writable();
+    }
+  }
+
+  /**
+   * Ends a stream the server writes: with a closing data frame, or with a closing Response that
+   * carries `last` as one last message (which is how the reference client reads it).
+   */
+  private closeStream(last: Uint8Array): void {
+    if (!this.claim()) return;
+    if (last.length > 0) this.conn.sendResponse(this.id, undefined, last);
+    else this.conn.sendData(this.id, Flag.RemoteClosed | Flag.NoData, EMPTY);
+    this.conn.callDone(this.id);
   }
 
   onData(frame: Frame): void {
