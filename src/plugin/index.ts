@@ -6,6 +6,8 @@
  */
 export { NriPlugin } from "./plugin.js";
 export type { PluginOptions, RuntimeInfo } from "./options.js";
+export type { PluginAnswer, PluginCall, PluginCallOf, PluginInterceptor } from "./interceptors.js";
+export type { Interceptor } from "../internal/interceptor.js";
 export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, eventsOf } from "../api/handlers.js";
 export type { Logger } from "../api/logger.js";
 export type { Dialect, Revision } from "../api/revision.js";

@@ -3,6 +3,7 @@ import type { FailurePolicy } from "../../gen/v1beta1/api_lite.js";
 import type { Logger } from "../api/logger.js";
 import type { Loose } from "../api/loose.js";
 import type { Dialect, Revision } from "../api/revision.js";
+import type { PluginInterceptor } from "./interceptors.js";
 
 /** The runtime a plugin is connected to, as its Configure request told. */
 export interface RuntimeInfo {
@@ -57,4 +58,10 @@ export interface PluginOptions {
   unknownEvents?: "skip" | "error";
   /** Where the plugin's messages go; what it leaves out goes to the default: warnings and errors to stderr. */
   log?: Partial<Logger>;
+  /**
+   * Wrap every call of the runtime, the first outermost (see PluginInterceptor and
+   * docs/operations.md); none by default, and then a handler that answers at once is answered
+   * with no promise in between.
+   */
+  interceptors?: readonly PluginInterceptor[];
 }

@@ -4,8 +4,8 @@ import type { ConfigureRequest, ConfigureResponse, Container, ContainerEviction,
 import { decodeUpdateContainersResponse, encodeRegisterPluginRequest, encodeUpdateContainersRequest, messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { callError } from "../api/errors.js";
 import { eventsKnownBy, NRI_VERSION } from "../api/releases.js";
-import { formatEventMask } from "../api/events.js";
-import { type PluginHandlers, checkHandlers, eventsOf } from "../api/handlers.js";
+import { eventOfMethod, formatEventMask } from "../api/events.js";
+import { type HandlerContext, type PluginHandlers, type PluginMethodName, checkHandlers, eventsOf } from "../api/handlers.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
 import { type Logger, resolveLogger } from "../api/logger.js";
 import { type Loose, toMessage } from "../api/loose.js";
@@ -20,7 +20,10 @@ import { ClosedError, RpcError } from "../ttrpc/errors.js";
 import { type CallContext, type RawMethod, Server } from "../ttrpc/server.js";
 import { Code } from "../ttrpc/status.js";
 import { runtimeOf, subscription } from "./configure.js";
-import { type Translation, invoke, isThenable, loadedTranslation, pluginMethods, translation } from "./methods.js";
+import { type PluginMethod, type Translation, invoke, isThenable, loadedTranslation, pluginMethods, translation } from "./methods.js";
+import type { PluginAnswer, PluginCall, PluginInterceptor } from "./interceptors.js";
+import { chainInterceptors, checkInterceptors } from "../internal/interceptor.js";
+import { pluginService } from "../api/services.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
@@ -84,6 +87,11 @@ export class NriPlugin {
   private synchronized!: () => void;
   private readonly synchronizedPromise = new Promise<void>((r) => (this.synchronized = r));
   private readonly shut = new CloseOnce();
+  /** The plugin as interceptors see it. */
+  private readonly who: PluginCall["plugin"];
+  private readonly interceptors: readonly PluginInterceptor[] | undefined;
+  /** The interceptors around every call, or undefined when there are none: calls then go straight to the handlers. */
+  private chain: ((call: PluginCall) => Promise<PluginAnswer>) | undefined;
 
   /** Settles with the reason once the connection to the runtime has ended. */
   readonly closed: Promise<Error> = this.shut.closed;
@@ -105,6 +113,9 @@ export class NriPlugin {
       executable: options.executable ?? process.argv[1],
     });
     this.events = eventsOf(handlers);
+    this.who = Object.freeze({ idx: this.identity.idx, name: this.identity.name, id: pluginId(this.identity) });
+    this.interceptors = checkInterceptors("nri: interceptors", options.interceptors);
+    this.chain = chainInterceptors(this.interceptors, this.last);
   }
 
   /** `NN-name`. */
@@ -323,31 +334,41 @@ export class NriPlugin {
   private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Revision): Uint8Array | Promise<Uint8Array> {
     const desc = pluginMethods.get(method);
     if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
-    const h = this.handlers as Record<string, ((req: never, ctx: CallContext) => unknown) | undefined>;
+    const chain = this.chain;
+    if (chain !== undefined) return invoke(desc, payload, (request) => chain(this.callOf(desc, request, ctx, via)));
+    return invoke(desc, payload, (request) => this.handle(desc, request, ctx, via));
+  }
+
+  /** A call as interceptors see it. */
+  private callOf(desc: PluginMethod, request: never, ctx: CallContext, via: Revision): PluginCall {
+    const event = desc.name === "ValidateContainerAdjustment" ? undefined : eventOfMethod(desc.name);
+    return { method: desc.localName as PluginMethodName, event, revision: via, plugin: this.who, request, ctx, metadata: ctx.metadata } as PluginCall;
+  }
+
+  /** The interceptors' last step: the plugin's own part of a call and its handler. */
+  private readonly last = (call: PluginCall): Promise<PluginAnswer> => {
+    const desc = pluginService[call.method] as PluginMethod;
+    return Promise.resolve(this.handle(desc, call.request as never, call.ctx, call.revision) as PluginAnswer);
+  };
+
+  /** The plugin's own part of a call (Configure's subscription, Synchronize's pages) and its handler. */
+  private handle(desc: PluginMethod, req: never, ctx: HandlerContext, via: Revision): unknown {
+    const method = desc.name;
     switch (method) {
       case "Configure":
-        return invoke(desc, payload, (req: ConfigureRequest) => this.configure(req, ctx, via));
+        return this.configure(req, ctx, via);
       case "Synchronize":
-        return invoke(desc, payload, async (req: SynchronizeRequest) => {
-          try {
-            return await this.guard(method, () => this.synchronize(req, ctx));
-          } catch (e) {
-            // Before the plugin is up, a failed Synchronize is why the runtime drops it.
-            if (!this.isSynchronized) this.configureError ??= new Error(`nri: plugin ${this.id}: synchronize failed: ${(e as Error).message}`, { cause: e });
-            throw e;
-          }
-        });
+        return this.synchronizeOnce(req, ctx);
       case "Shutdown": {
         const handler = this.handlers.shutdown;
-        return invoke(desc, payload, (req: ShutdownRequest) => {
-          this.shutdownBy = `nri: plugin ${this.id}: shut down by the runtime${req.reason === "" ? "" : `: ${req.reason}`}`;
-          return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx));
-        });
+        const reason = (req as ShutdownRequest).reason;
+        this.shutdownBy = `nri: plugin ${this.id}: shut down by the runtime${reason === "" ? "" : `: ${reason}`}`;
+        return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx));
       }
       default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
-        const handler = h[desc.localName];
-        return invoke(desc, payload, (req) => (handler === undefined ? undefined : this.guard(method, () => handler(req, ctx))));
+        const handler = (this.handlers as Record<string, ((req: never, ctx: HandlerContext) => unknown) | undefined>)[desc.localName];
+        return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx));
       }
     }
   }
@@ -376,7 +397,7 @@ export class NriPlugin {
     this.log.error(`nri: plugin ${this.id}: ${method} failed: ${errorText(e)}${stackFrames(e)}`);
   }
 
-  private async configure(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
+  private async configure(req: ConfigureRequest, ctx: HandlerContext, via: Revision): Promise<ConfigureResponse> {
     try {
       const res = await this.configureOrThrow(req, ctx, via);
       this.configured = true;
@@ -389,7 +410,7 @@ export class NriPlugin {
     }
   }
 
-  private async configureOrThrow(req: ConfigureRequest, ctx: CallContext, via: Revision): Promise<ConfigureResponse> {
+  private async configureOrThrow(req: ConfigureRequest, ctx: HandlerContext, via: Revision): Promise<ConfigureResponse> {
     const runtime = runtimeOf(req, via, this.id, this.log);
     this.runtimeInfo = runtime;
     const custom = toMessage(v1beta1.ConfigureResponse, (await this.handlers.configure?.(req, ctx)) as never);
@@ -399,8 +420,18 @@ export class NriPlugin {
     return toMessage(v1beta1.ConfigureResponse, failurePolicy === undefined ? { events } : { events, failurePolicy });
   }
 
+  /** One Synchronize call; before the plugin is up, its failure is why the runtime drops it. */
+  private async synchronizeOnce(req: SynchronizeRequest, ctx: HandlerContext): Promise<unknown> {
+    try {
+      return await this.guard("Synchronize", () => this.synchronize(req, ctx));
+    } catch (e) {
+      if (!this.isSynchronized) this.configureError ??= new Error(`nri: plugin ${this.id}: synchronize failed: ${(e as Error).message}`, { cause: e });
+      throw e;
+    }
+  }
+
   /** Accumulates chunks sent with `more` and hands the handler everything once. */
-  private async synchronize(req: SynchronizeRequest, ctx: CallContext): Promise<unknown> {
+  private async synchronize(req: SynchronizeRequest, ctx: HandlerContext): Promise<unknown> {
     this.syncPods.push(...req.pods);
     this.syncContainers.push(...req.containers);
     if (req.more) return { more: true };
