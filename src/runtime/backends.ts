@@ -8,6 +8,7 @@ import { errorText } from "../internal/error-text.js";
 import type { Mux } from "../mux/mux.js";
 import { TranslateError } from "../translate/errors.js";
 import type { CallOptions } from "../ttrpc/client.js";
+import type { KeyValue } from "../ttrpc/envelope.js";
 import { ProtocolError, RpcError } from "../ttrpc/errors.js";
 import { Code } from "../ttrpc/status.js";
 import { AnswerError, PluginCallError } from "./errors.js";
@@ -34,6 +35,8 @@ export interface BackendCallOptions {
    * sent these instead of an encoding of its own; in-process handlers take the request.
    */
   readonly shared?: SharedRequest | undefined;
+  /** ttrpc metadata sent with the call to a plugin on a socket. */
+  readonly metadata?: readonly KeyValue[] | undefined;
 }
 
 /**
@@ -109,6 +112,7 @@ export class SocketBackend implements PluginBackend {
     const desc = pluginService[method];
     const payload = options.shared?.bytes() ?? desc.input.encode(request);
     const o: CallOptions = options.signal === undefined ? { timeoutMs: options.timeoutMs } : { signal: options.signal, timeoutMs: options.timeoutMs };
+    if (options.metadata !== undefined && options.metadata.length > 0) o.metadata = options.metadata;
     let bytes: Uint8Array;
     const started = performance.now();
     try {

@@ -19,6 +19,9 @@ export {
   type UpdateSource,
 } from "./options.js";
 export type { EventMethod, PluginInfo } from "./runtime-plugin.js";
+export type { RuntimeAnswer, RuntimeCall, RuntimeCallOf, RuntimeInterceptor } from "./interceptors.js";
+export type { RuntimeMetrics } from "./metrics.js";
+export type { Interceptor } from "../internal/interceptor.js";
 export type { BuiltinPlugin, PluginKind } from "./backends.js";
 export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, eventsOf } from "../api/handlers.js";
 export type { Logger } from "../api/logger.js";

@@ -19,6 +19,7 @@ import { type ResolvedOptions, type RuntimeOptions, resolveOptions } from "./opt
 import type { PluginMethods, PluginRequest, PluginResponse } from "../api/handlers.js";
 import { PluginRegistry } from "./plugin-registry.js";
 import { type EventMethod, type PluginInfo, RuntimePlugin } from "./runtime-plugin.js";
+import { AdaptationError } from "./errors.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
 import { encodedOnce, leadingFieldOnce, type SharedRequest } from "./shared-payload.js";
@@ -54,7 +55,7 @@ function ownRequest<K extends EventMethod>(method: K, request: EventRequest<K>):
  */
 export class NriRuntime {
   private readonly options: ResolvedOptions;
-  private readonly registry = new PluginRegistry();
+  private readonly registry: PluginRegistry;
   private readonly syncQueue = new Mutex();
   private readonly deprecationList: Deprecation[] = [];
   private readonly owners = new WeakMap<SocketBackend, RuntimePlugin>();
@@ -69,6 +70,7 @@ export class NriRuntime {
 
   constructor(options: RuntimeOptions) {
     this.options = resolveOptions(options);
+    this.registry = new PluginRegistry((count) => this.options.metrics?.updatePluginCount?.(count));
   }
 
   /** Registered plugins in invocation order (closed ones stay until the next event ends or another plugin joins). */
@@ -312,11 +314,21 @@ export class NriRuntime {
       if (p.closed) continue;
       try {
         const res = await p.relay(method, req, signal, shared);
-        merge?.(p, res);
+        if (merge !== undefined) this.merge(merge, p, res, method);
       } catch (e) {
         if (!goesOn) throw e;
         this.options.log.warn(`plugin ${p.id} failed ${pluginService[method].name}, teardown goes on: ${(e as Error).message}`);
       }
+    }
+  }
+
+  /** Merges an answer; a refusal of the merge is counted for the metrics hooks. */
+  private merge<K extends EventMethod>(merge: (p: RuntimePlugin, res: PluginResponse<K> | undefined) => void, p: RuntimePlugin, res: PluginResponse<K> | undefined, method: K): void {
+    try {
+      merge(p, res);
+    } catch (e) {
+      if (e instanceof AdaptationError) this.options.metrics?.recordMergeConflict?.(p.id, pluginService[method].name, e);
+      throw e;
     }
   }
 
@@ -440,6 +452,8 @@ export class NriRuntime {
         if (this.state === "stopped") return void p.stop();
         for (const dropped of this.registry.add(p)) void dropped.stop();
       });
+      // Go counts once as it sorts and again after: both calls, for hooks that count calls.
+      if (this.state !== "stopped") this.options.metrics?.updatePluginCount?.(this.registry.plugins.length);
       log.info(`plugin ${goQuote(p.id)} connected and synchronized`);
       this.notify();
     });

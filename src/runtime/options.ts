@@ -8,6 +8,10 @@ import type { BuiltinPlugin } from "./backends.js";
 import type { DefaultValidatorConfig } from "./default-validator.js";
 import type { Deprecation } from "./deprecation.js";
 import { checkHandlers } from "../api/handlers.js";
+import type { RuntimeAnswer, RuntimeCall, RuntimeInterceptor } from "./interceptors.js";
+import { type RuntimeMetrics, runtimeMetrics } from "./metrics.js";
+import { checkInterceptors } from "../internal/interceptor.js";
+import { runtimeChain } from "./runtime-plugin.js";
 
 
 /** Where the reference looks for pre-installed plugins. */
@@ -92,6 +96,13 @@ export interface RuntimeOptions {
   externalPluginConfig?: (plugin: { readonly name: string; readonly idx: string }) => string;
   /** Where the runtime reports what the reference logs; what it leaves out goes to the default: warnings and errors to stderr. */
   log?: Partial<Logger>;
+  /**
+   * Wrap every call to every plugin, the first outermost (see RuntimeInterceptor and
+   * docs/operations.md); none by default, and then calls go straight to the plugins.
+   */
+  interceptors?: readonly RuntimeInterceptor[];
+  /** Hooks called as containerd/nri's `adaptation.Metrics` is (WithMetrics); none by default. */
+  metrics?: RuntimeMetrics;
 }
 
 /** RuntimeOptions with every default filled in and checked. */
@@ -113,6 +124,12 @@ export interface ResolvedOptions {
   readonly onDeprecation: ((d: Deprecation) => void) | undefined;
   readonly externalPluginConfig: ((plugin: { readonly name: string; readonly idx: string }) => string) | undefined;
   readonly log: Logger;
+  /** The metrics hooks, guarded; undefined when there are none (then calls are not measured). */
+  metrics: RuntimeMetrics | undefined;
+  /** The interceptors around every call to a plugin; undefined when there are none. */
+  chain: ((call: RuntimeCall) => Promise<RuntimeAnswer>) | undefined;
+  /** The interceptors as given. */
+  readonly interceptors: readonly RuntimeInterceptor[] | undefined;
 }
 
 function positiveMs(name: string, value: number | undefined, fallback: number): number {
@@ -133,6 +150,9 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
       throw new TypeError(`nri: builtin plugin ${b.idx}-${b.name}: ${(e as Error).message.replace(/^nri: /u, "")}`, { cause: e });
     }
   }
+  const log = resolveLogger(o.log);
+  const interceptors = checkInterceptors("nri: interceptors", o.interceptors);
+  if (o.metrics !== undefined && (o.metrics === null || typeof o.metrics !== "object")) throw new TypeError(`nri: metrics is a ${o.metrics === null ? "null" : typeof o.metrics}, not an object of hooks`);
   return {
     name: o.name,
     version: o.version,
@@ -150,6 +170,9 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     teardownErrors: o.teardownErrors ?? "fail",
     onDeprecation: o.onDeprecation,
     externalPluginConfig: o.externalPluginConfig,
-    log: resolveLogger(o.log),
+    log,
+    metrics: runtimeMetrics([o.metrics], log),
+    chain: runtimeChain(interceptors),
+    interceptors,
   };
 }

@@ -14,6 +14,9 @@ export class PluginRegistry {
   private validatorList: RuntimePlugin[] = [];
   private readonly lock = new Mutex();
 
+  /** `counted` is told the number of plugins each time closed ones are dropped, as Go's UpdatePluginCount is. */
+  constructor(private readonly counted?: (count: number) => void) {}
+
   /** Plugins in invocation order: by index, then in the order they joined. */
   get plugins(): readonly RuntimePlugin[] {
     return this.list;
@@ -44,10 +47,14 @@ export class PluginRegistry {
     // Every event ends here: with no plugin closed, nothing is rebuilt (and nothing allocated).
     let i = 0;
     while (i < this.list.length && !this.list[i]!.closed) i++;
-    if (i === this.list.length) return NONE;
+    if (i === this.list.length) {
+      this.counted?.(this.list.length);
+      return NONE;
+    }
     const closed = this.list.filter((p) => p.closed);
     this.list = this.list.filter((p) => !p.closed);
     this.validatorList = this.list.filter((p) => p.isValidator);
+    this.counted?.(this.list.length);
     return closed;
   }
 

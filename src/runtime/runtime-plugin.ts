@@ -17,6 +17,31 @@ import type { ResolvedOptions } from "./options.js";
 import { type PluginBackend, type PluginKind, SocketBackend } from "./backends.js";
 import type { PluginMethodName, PluginRequest, PluginResponse } from "../api/handlers.js";
 import type { SharedRequest } from "./shared-payload.js";
+import type { BackendCallOptions } from "./backends.js";
+import type { RuntimeAnswer, RuntimeCall, RuntimeInterceptor } from "./interceptors.js";
+import type { RuntimeMetrics } from "./metrics.js";
+import { chainInterceptors } from "../internal/interceptor.js";
+
+/**
+ * What the last step of the interceptors needs beyond the call they pass on: the plugin itself
+ * and the bytes the event encoded once (used only while the request is the one they encode).
+ * Spreading a call keeps it; a call built afresh falls back to its `plugin`.
+ */
+const ROUTE = Symbol("route");
+interface Routed {
+  readonly [ROUTE]?: { readonly plugin: RuntimePlugin; readonly request: unknown; readonly shared: SharedRequest | undefined };
+}
+
+/** The runtime's interceptors around the last step of every call to a plugin; undefined for none. */
+export function runtimeChain(interceptors: readonly RuntimeInterceptor[] | undefined): ((call: RuntimeCall) => Promise<RuntimeAnswer>) | undefined {
+  return chainInterceptors(interceptors, (call) => {
+    const route = (call as Routed)[ROUTE];
+    const plugin = route?.plugin ?? (call.plugin instanceof RuntimePlugin ? call.plugin : undefined);
+    if (plugin === undefined) return Promise.reject(new Error(`nri: an interceptor passed on a call to ${call.plugin.id} that is no plugin of this runtime`));
+    const shared = route !== undefined && route.request === call.request ? route.shared : undefined;
+    return plugin.send(call.method, call.request as never, { signal: call.signal, timeoutMs: call.timeoutMs, shared, metadata: call.metadata }) as Promise<RuntimeAnswer>;
+  });
+}
 
 /** A lifecycle event's Plugin method: `runPodSandbox` ... `removeContainer`. */
 export type EventMethod = Exclude<PluginMethodName, "configure" | "synchronize" | "shutdown" | "stateChange" | "validateContainerAdjustment">;
@@ -175,16 +200,13 @@ export class RuntimePlugin implements PluginInfo {
         const more = podsToSend.length > podsPerMsg || ctrsToSend.length > ctrsPerMsg;
         const req = create(pluginService.synchronize.input, { pods: podsToSend.slice(0, podsPerMsg), containers: ctrsToSend.slice(0, ctrsPerMsg), more });
         const timeoutMs = Math.max(1, this.options.requestTimeoutMs - (performance.now() - started));
-        const oversize = this.oversize(req, timeoutMs);
         let res: PluginResponse<"synchronize"> | undefined;
-        let failure: PluginCallError | undefined = oversize;
-        if (oversize === undefined) {
-          try {
-            // Each page gets what is left of the one request timeout the whole exchange has.
-            res = await this.backend.call("synchronize", req, { timeoutMs });
-          } catch (e) {
-            failure = toCallError(e);
-          }
+        let failure: PluginCallError | undefined;
+        try {
+          // Each page gets what is left of the one request timeout the whole exchange has.
+          res = await this.call("synchronize", req, undefined, undefined, timeoutMs);
+        } catch (e) {
+          failure = toCallError(e);
         }
         if (res !== undefined) {
           if (!more) return res.update;
@@ -195,7 +217,7 @@ export class RuntimePlugin implements PluginInfo {
           ctrsPerMsg = Math.min(ctrsPerMsg, ctrsToSend.length);
           continue;
         }
-        [podsPerMsg, ctrsPerMsg] = splitSync(podsPerMsg, ctrsPerMsg, failure!, oversize !== undefined);
+        [podsPerMsg, ctrsPerMsg] = splitSync(podsPerMsg, ctrsPerMsg, failure!);
         podsPerMsg = Math.min(podsPerMsg, podsToSend.length);
         ctrsPerMsg = Math.min(ctrsPerMsg, ctrsToSend.length);
         this.options.log.info(`plugin ${this.id}: oversized synchronize message, retrying in smaller chunks`);
@@ -232,7 +254,10 @@ export class RuntimePlugin implements PluginInfo {
     try {
       return await this.call(method, request, signal, shared);
     } catch (e) {
-      const err = handleRequestError(this, name, toCallError(e), this.options.log);
+      const failure = toCallError(e);
+      const open = !this.isClosed;
+      const err = handleRequestError(this, name, failure, this.options.log);
+      if (open && this.isClosed) this.options.metrics?.recordPluginDrop?.(this.id, name, failure);
       if (err !== undefined) throw err;
       return undefined;
     }
@@ -248,9 +273,15 @@ export class RuntimePlugin implements PluginInfo {
     try {
       res = await this.call("validateContainerAdjustment", request, signal);
     } catch (e) {
-      return handleValidatorError(this, toCallError(e), this.options.log);
+      const failure = toCallError(e);
+      const open = !this.isClosed;
+      const err = handleValidatorError(this, failure, this.options.log);
+      if (open && this.isClosed) this.options.metrics?.recordPluginDrop?.(this.id, "ValidateContainerAdjustment", failure);
+      return err;
     }
-    return validationRejection(this.id, res);
+    const refusal = validationRejection(this.id, res);
+    if (refusal !== undefined) this.options.metrics?.recordValidationRefusal?.(this.id, res.reason);
+    return refusal;
   }
 
   /** Sends Shutdown (best effort, within the request timeout). */
@@ -258,8 +289,61 @@ export class RuntimePlugin implements PluginInfo {
     await this.call("shutdown", create(pluginService.shutdown.input, { reason })).catch(() => undefined);
   }
 
-  private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal, shared?: SharedRequest): Promise<PluginResponse<K>> {
-    return this.backend.call(method, request, { signal, timeoutMs: this.options.requestTimeoutMs, shared });
+  /** One call, through the interceptors when there are any. */
+  private call<K extends PluginMethodName>(method: K, request: PluginRequest<K>, signal?: AbortSignal, shared?: SharedRequest, timeoutMs = this.options.requestTimeoutMs): Promise<PluginResponse<K>> {
+    const chain = this.options.chain;
+    if (chain === undefined) return this.send(method, request, { signal, timeoutMs, shared });
+    const call = { plugin: this, method, request, timeoutMs, signal, metadata: [], [ROUTE]: { plugin: this, request, shared } };
+    return chain(call as unknown as RuntimeCall) as Promise<PluginResponse<K>>;
+  }
+
+  /** @internal The last step of a call: the backend's, measured for the metrics hooks when there are any. */
+  send<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
+    const metrics = this.options.metrics;
+    // As Go, Configure and Shutdown are not measured.
+    if (metrics === undefined || method === "configure" || method === "shutdown") return this.backendCall(method, request, options);
+    return this.measured(metrics, method, request, options);
+  }
+
+  private async measured<K extends PluginMethodName>(metrics: RuntimeMetrics, method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
+    const op = pluginService[method].name;
+    const started = performance.now();
+    let res: PluginResponse<K>;
+    try {
+      res = await this.backendCall(method, request, options);
+    } catch (e) {
+      metrics.recordPluginLatency?.(this.id, op, performance.now() - started);
+      metrics.recordPluginInvocation?.(this.id, op, toCallError(e));
+      throw e;
+    }
+    metrics.recordPluginLatency?.(this.id, op, performance.now() - started);
+    metrics.recordPluginInvocation?.(this.id, op, undefined);
+    const adjustments = metrics.recordPluginAdjustments;
+    if (adjustments !== undefined) {
+      // Go's arguments: evictions only of CreateContainer and UpdateContainer, an adjustment only of CreateContainer.
+      if (method === "createContainer") {
+        const r = res as PluginResponse<"createContainer">;
+        adjustments.call(metrics, this.id, op, r.adjust, r.update.length, r.evict.length);
+      } else if (method === "updateContainer") {
+        const r = res as PluginResponse<"updateContainer">;
+        adjustments.call(metrics, this.id, op, undefined, r.update.length, r.evict.length);
+      } else if (method === "stopContainer" || method === "synchronize") {
+        adjustments.call(metrics, this.id, op, undefined, (res as PluginResponse<"stopContainer">).update.length, 0);
+      }
+    }
+    return res;
+  }
+
+  /**
+   * The backend's call; a Synchronize page over the ttrpc limit is refused before it is sent, as
+   * the reference's ttrpc client refuses it (which is what makes it split).
+   */
+  private backendCall<K extends PluginMethodName>(method: K, request: PluginRequest<K>, options: BackendCallOptions): Promise<PluginResponse<K>> {
+    if (method === "synchronize") {
+      const refused = this.oversize(request as PluginRequest<"synchronize">, options.timeoutMs);
+      if (refused !== undefined) return Promise.reject(refused);
+    }
+    return this.backend.call(method, request, options);
   }
 
   /** Marks the plugin closed and ends its connection; it is dropped after the current event. */
@@ -283,8 +367,9 @@ export class RuntimePlugin implements PluginInfo {
  * The reference's next page size after a failed Synchronize page: only a request refused for its
  * size is split, by the ratio of the limit to its length (at most 0.9), down to 8 objects.
  */
-function splitSync(pods: number, ctrs: number, err: PluginCallError, oversized: boolean): [number, number] {
+function splitSync(pods: number, ctrs: number, err: PluginCallError): [number, number] {
   const rejected = (err as PluginCallError & { rejectedLength?: number }).rejectedLength;
+  const oversized = rejected !== undefined;
   const cause = err.cause;
   const exhausted = oversized || (cause instanceof Error && "code" in cause && cause.code === Code.RESOURCE_EXHAUSTED);
   if (!exhausted) throw err;
