@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "vitest";
-import { describeDifference, normalizeLine } from "./diff-lines.js";
+import { describeDifference, normalizeLine, sortValidatorMetrics } from "./diff-lines.js";
 import { SCENARIOS } from "./diff-scenarios.js";
 import { runScenario } from "./diff-runtime.js";
 import { runPeer, socketDir } from "./support.js";
@@ -33,6 +33,11 @@ const INTERMITTENT: Record<string, { go: string; ts: RegExp; why: string }[]> = 
       ts: /^\{"error":"rpc error: code = DeadlineExceeded desc = deadline of [0-9.]+ ms exceeded","sync":"10-hangs"\}$/,
       why: "a Synchronize past the request timeout ends with the ttrpc client's own deadline error when its timer fires before the runtime's",
     },
+    {
+      go: '{"error":"context deadline exceeded","metric":"invocation","op":"Synchronize","plugin":"10-hangs"}',
+      ts: /^\{"error":"rpc error: code = DeadlineExceeded desc = deadline of [0-9.]+ ms exceeded","metric":"invocation","op":"Synchronize","plugin":"10-hangs"\}$/,
+      why: "the same Synchronize, as the metrics hooks record it",
+    },
   ],
 };
 
@@ -55,15 +60,17 @@ describe.concurrent("runtime differential", () => {
       // directories and plugin processes.
       const [go, ts] = await Promise.all([runPeer([bin.peer, []], ["runtime", "--scenario", file, "--work", goWork], 60_000), runScenario(scenario, tsWork, bin.peer)]);
       expect(go.code, `Go driver failed:\n${go.stderr}`).toBe(0);
-      const goLines = go.lines.map((l) => normalizeLine(l, scenario));
-      const tsLines = ts.map((l) => {
+      const goLines = sortValidatorMetrics(go.lines.map((l) => normalizeLine(l, scenario)));
+      const tsLines = sortValidatorMetrics(ts.map((l) => {
         const line = normalizeLine(l, scenario);
         const known = INTERMITTENT[name]?.find((k) => k.ts.test(line));
         if (known === undefined) return line;
         console.warn(`runtime differential: ${name}: known intermittent difference (${known.why}):\n  go: ${known.go}\n  ts: ${line}`);
         return known.go;
-      });
+      }));
       expect(goLines.length, "the Go driver printed nothing").toBeGreaterThan(0);
+      // Go's Metrics hooks are compared too: a runtime that started has counted its plugins.
+      if (!goLines.some((l) => l.startsWith('{"start":'))) expect(goLines.some((l) => l.startsWith('{"count":'))).toBe(true);
       expect(tsLines.join("\n"), `${name}: ${describeDifference(goLines, tsLines)}`).toBe(goLines.join("\n"));
     }, 90_000);
   }

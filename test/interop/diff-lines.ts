@@ -90,6 +90,26 @@ export function normalizeLine(line: string, scenario: Scenario): string {
   return canonicalJson(v);
 }
 
+/**
+ * Go runs validators at once, and their metrics lines interleave in whatever order they finish:
+ * every run of consecutive ValidateContainerAdjustment metrics lines is sorted.
+ */
+export function sortValidatorMetrics(lines: readonly string[]): string[] {
+  const out = [...lines];
+  const isValidatorMetric = (l: string | undefined): boolean => l !== undefined && l.startsWith('{"metric":') && l.includes('"op":"ValidateContainerAdjustment"');
+  for (let i = 0; i < out.length; ) {
+    if (!isValidatorMetric(out[i])) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (isValidatorMetric(out[j])) j++;
+    out.splice(i, j - i, ...out.slice(i, j).sort(byText));
+    i = j;
+  }
+  return out;
+}
+
 /** A readable account of where two line lists first differ, with the lines around it. */
 export function describeDifference(goLines: readonly string[], tsLines: readonly string[]): string {
   const n = Math.max(goLines.length, tsLines.length);

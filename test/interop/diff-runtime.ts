@@ -15,6 +15,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import {
   type ContainerUpdate,
+  ContainerAdjustmentSchema,
   ContainerSchema,
   ContainerUpdateSchema,
   CreateContainerRequestSchema,
@@ -158,6 +159,17 @@ class Driver {
         return failed;
       },
       log: { info: this.onInfo, warn: log("warn"), error: log("error") },
+      // The Go driver's recordingMetrics, line for line.
+      metrics: {
+        recordPluginInvocation: (plugin, op, err) => this.emit({ metric: "invocation", plugin, op, error: err?.message }),
+        recordPluginLatency: (plugin, op, ms) => {
+          if (!(ms >= 0)) throw new Error(`diff-runtime: latency ${ms} for ${plugin} ${op}`);
+          this.emit({ metric: "latency", plugin, op });
+        },
+        recordPluginAdjustments: (plugin, op, adjust, updates, evicts) =>
+          this.emit({ metric: "adjustments", plugin, op, updates, evicts, adjust: adjust === undefined ? undefined : toJson(ContainerAdjustmentSchema, adjust) }),
+        updatePluginCount: (count) => this.emit({ metric: "count", count }),
+      },
     });
     try {
       await this.rt.start();
@@ -225,6 +237,8 @@ class Driver {
       this.emit({ plugin: id, exited: true });
     } else if (outcome.synced === undefined) {
       await within(this.rt.waitForPlugins(before + 1, STEP_LIMIT_MS), `plugin ${id} was synchronized but never joined`);
+      // What the runtime does as the plugin joins (its second plugin count) ends in the same turn.
+      await new Promise((r) => setImmediate(r));
       this.emit({ plugin: id, registered: true });
     } else {
       await within(p.exited, `plugin ${id} did not exit after a failed synchronization`);

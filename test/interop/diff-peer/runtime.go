@@ -126,6 +126,7 @@ func (d *driver) run() {
 	pluginDir := d.preparePluginDir()
 
 	opts := []adaptation.Option{
+		adaptation.WithMetrics(recordingMetrics{}),
 		adaptation.WithSocketPath(d.path("nri.sock")),
 		adaptation.WithPluginPath(pluginDir),
 		adaptation.WithPluginConfigPath(d.path("conf.d")),
@@ -465,6 +466,37 @@ func (d *driver) event(name string, raw json.RawMessage) {
 	default:
 		emit(map[string]any{"event": name})
 	}
+}
+
+// recordingMetrics prints every call of the adaptation's Metrics hooks as a line, in the order
+// they come; a latency only as a line (its value depends on the machine).
+type recordingMetrics struct{}
+
+func (recordingMetrics) RecordPluginInvocation(plugin, op string, err error) {
+	line := map[string]any{"metric": "invocation", "plugin": plugin, "op": op}
+	if err != nil {
+		line["error"] = err.Error()
+	}
+	emit(line)
+}
+
+func (recordingMetrics) RecordPluginLatency(plugin, op string, latency time.Duration) {
+	if latency < 0 {
+		fail("negative latency %v for %s %s", latency, plugin, op)
+	}
+	emit(map[string]any{"metric": "latency", "plugin": plugin, "op": op})
+}
+
+func (recordingMetrics) RecordPluginAdjustments(plugin, op string, adjust *adaptation.ContainerAdjustment, updates, evicts int) {
+	line := map[string]any{"metric": "adjustments", "plugin": plugin, "op": op, "updates": updates, "evicts": evicts}
+	if adjust != nil {
+		line["adjust"] = canonProto(adjust)
+	}
+	emit(line)
+}
+
+func (recordingMetrics) UpdatePluginCount(count int) {
+	emit(map[string]any{"metric": "count", "count": count})
 }
 
 // finish stops the runtime and every plugin, then prints each plugin's record.
