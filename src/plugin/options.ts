@@ -4,6 +4,8 @@ import type { Logger } from "../api/logger.js";
 import type { Loose } from "../api/loose.js";
 import type { Dialect, Revision } from "../api/revision.js";
 import type { PluginInterceptor } from "./interceptors.js";
+import type { PrometheusOptions } from "../api/prometheus.js";
+import type { TracingOptions } from "../api/tracing.js";
 
 /** The runtime a plugin is connected to, as its Configure request told. */
 export interface RuntimeInfo {
@@ -64,4 +66,15 @@ export interface PluginOptions {
    * with no promise in between.
    */
   interceptors?: readonly PluginInterceptor[];
+  /**
+   * Prometheus metrics of the plugin's calls and connection (docs/operations.md), registered in
+   * prom-client's global registry or the one given; needs prom-client (an optional peer). Off
+   * by default.
+   */
+  prometheus?: boolean | PrometheusOptions;
+  /**
+   * A span per call, joined to the runtime's trace through the call's `traceparent`; needs
+   * @opentelemetry/api (an optional peer) and, to record anything, an SDK. Off by default.
+   */
+  tracing?: boolean | TracingOptions;
 }

@@ -7,7 +7,7 @@ import { eventsKnownBy, NRI_VERSION } from "../api/releases.js";
 import { eventOfMethod, formatEventMask } from "../api/events.js";
 import { type HandlerContext, type PluginHandlers, type PluginMethodName, checkHandlers, eventsOf } from "../api/handlers.js";
 import { type PluginIdentity, pluginId, resolveIdentity } from "../api/identity.js";
-import { type Logger, resolveLogger } from "../api/logger.js";
+import { type Logger, requestFields, resolveLogger } from "../api/logger.js";
 import { type Loose, toMessage } from "../api/loose.js";
 import { DIALECTS, type Dialect, type Revision, packages } from "../api/revision.js";
 import { oneOf } from "../internal/one-of.js";
@@ -24,6 +24,10 @@ import { type PluginMethod, type Translation, invoke, isThenable, loadedTranslat
 import type { PluginAnswer, PluginCall, PluginInterceptor } from "./interceptors.js";
 import { chainInterceptors, checkInterceptors } from "../internal/interceptor.js";
 import { pluginService } from "../api/services.js";
+import { featureOption } from "../internal/optional-peer.js";
+import type { PluginObserver } from "./observer.js";
+import { type PrometheusOptions, prometheusOption } from "../api/prometheus.js";
+import type { TracingOptions } from "../api/tracing.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
 
@@ -92,7 +96,10 @@ export class NriPlugin {
   private readonly interceptors: readonly PluginInterceptor[] | undefined;
   /** The interceptors around every call, or undefined when there are none: calls then go straight to the handlers. */
   private chain: ((call: PluginCall) => Promise<PluginAnswer>) | undefined;
-
+  /** What the options ask operators to see: Prometheus metrics, traces. */
+  private readonly observing: { readonly prometheus: PrometheusOptions | undefined; readonly tracing: TracingOptions | undefined };
+  /** Their observers, once start() has set them up. */
+  private observers: readonly PluginObserver[] = [];
   /** Settles with the reason once the connection to the runtime has ended. */
   readonly closed: Promise<Error> = this.shut.closed;
 
@@ -116,6 +123,7 @@ export class NriPlugin {
     this.who = Object.freeze({ idx: this.identity.idx, name: this.identity.name, id: pluginId(this.identity) });
     this.interceptors = checkInterceptors("nri: interceptors", options.interceptors);
     this.chain = chainInterceptors(this.interceptors, this.last);
+    this.observing = { prometheus: prometheusOption(options.prometheus), tracing: featureOption("nri: tracing", options.tracing) };
   }
 
   /** `NN-name`. */
@@ -142,6 +150,7 @@ export class NriPlugin {
     this.startCalled = true;
     // Closed (or stopped) before start: nothing to connect.
     if (this.shut.reason !== undefined) throw this.shut.reason;
+    await this.observe();
     let socket: Duplex;
     let stateChangeMethods: readonly string[] | undefined;
     try {
@@ -177,12 +186,25 @@ export class NriPlugin {
     try {
       await Promise.race([this.register(), timedOut, closedEarly]);
       await Promise.race([this.synchronizedPromise, timedOut, closedEarly]);
+      for (const o of this.observers) o.registered?.(this.id, this.runtimeInfo!);
     } catch (e) {
       this.close(e as Error);
       throw this.shut.reason ?? e;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Sets up what `prometheus` and `tracing` ask for, outside the user's interceptors. */
+  private async observe(): Promise<void> {
+    const o = this.observing;
+    if (o.prometheus !== undefined || o.tracing !== undefined) {
+      const { pluginObservers } = await import("./observe.js");
+      this.observers = await pluginObservers(o, this.id, this.log);
+      const outer = this.observers.flatMap((ob) => (ob.interceptor === undefined ? [] : [ob.interceptor]));
+      if (outer.length > 0) this.chain = chainInterceptors([...outer, ...(this.interceptors ?? [])], this.last);
+    }
+    for (const ob of this.observers) ob.connecting?.(this.id);
   }
 
   private async register(): Promise<void> {
@@ -269,6 +291,7 @@ export class NriPlugin {
     // After an orderly Shutdown, the runtime closing the connection is that shutdown.
     const why = this.shutdownBy !== undefined && reason instanceof ClosedError ? new Error(this.shutdownBy, { cause: reason }) : this.explainEarlyClose(reason);
     this.shut.begin(why);
+    for (const o of this.observers) o.closed?.(this.id);
     // Our own setup errors were logged where they happened; a refusal is news.
     if (why !== reason && why !== this.configureError) this.log.error(why.message);
     this.shut.settle();
@@ -363,12 +386,12 @@ export class NriPlugin {
         const handler = this.handlers.shutdown;
         const reason = (req as ShutdownRequest).reason;
         this.shutdownBy = `nri: plugin ${this.id}: shut down by the runtime${reason === "" ? "" : `: ${reason}`}`;
-        return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx));
+        return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx), req);
       }
       default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
         const handler = (this.handlers as Record<string, ((req: never, ctx: HandlerContext) => unknown) | undefined>)[desc.localName];
-        return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx));
+        return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx), req);
       }
     }
   }
@@ -377,24 +400,24 @@ export class NriPlugin {
    * Runs a handler; its error is logged and travels to the runtime with its own message. An
    * answer given at once is returned as it is, a promised one as a promise.
    */
-  private guard(method: string, run: () => unknown): unknown {
+  private guard(method: string, run: () => unknown, req?: unknown): unknown {
     let r: unknown;
     try {
       r = run();
     } catch (e) {
-      this.logFailure(method, e);
+      this.logFailure(method, e, req);
       throw e;
     }
     if (!isThenable(r)) return r;
     return Promise.resolve(r).then(undefined, (e: unknown) => {
-      this.logFailure(method, e);
+      this.logFailure(method, e, req);
       throw e;
     });
   }
 
   /** A handler's failure with where it was thrown: the runtime gets only the message. */
-  private logFailure(method: string, e: unknown): void {
-    this.log.error(`nri: plugin ${this.id}: ${method} failed: ${errorText(e)}${stackFrames(e)}`);
+  private logFailure(method: string, e: unknown, req: unknown): void {
+    this.log.error(`nri: plugin ${this.id}: ${method} failed: ${errorText(e)}${stackFrames(e)}`, requestFields(this.id, method, req));
   }
 
   private async configure(req: ConfigureRequest, ctx: HandlerContext, via: Revision): Promise<ConfigureResponse> {

@@ -18,8 +18,11 @@ import { Mutex } from "./mutex.js";
 import { type ResolvedOptions, type RuntimeOptions, resolveOptions } from "./options.js";
 import type { PluginMethods, PluginRequest, PluginResponse } from "../api/handlers.js";
 import { PluginRegistry } from "./plugin-registry.js";
-import { type EventMethod, type PluginInfo, RuntimePlugin } from "./runtime-plugin.js";
+import { type EventMethod, type PluginInfo, RuntimePlugin, runtimeChain } from "./runtime-plugin.js";
 import { AdaptationError } from "./errors.js";
+import { requestFields } from "../api/logger.js";
+import { runtimeMetrics } from "./metrics.js";
+import type { RuntimeTracer } from "./tracing.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
 import { encodedOnce, leadingFieldOnce, type SharedRequest } from "./shared-payload.js";
@@ -67,6 +70,8 @@ export class NriRuntime {
   /** Connections accepted before start() has resolved: handled only after it has. */
   private parked: Socket[] | undefined = [];
   private state: "new" | "starting" | "running" | "stopped" = "new";
+  /** The span of each event, once start() has set traces up. */
+  private tracer: RuntimeTracer | undefined;
 
   constructor(options: RuntimeOptions) {
     this.options = resolveOptions(options);
@@ -98,6 +103,7 @@ export class NriRuntime {
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`nri: runtime already ${this.state === "stopped" ? "stopped" : "started"}`);
     this.state = "starting";
+    await this.observe();
     await this.registry.exclusive(() => this.startPlugins());
     const path = this.options.socketPath;
     if (path !== false) this.listener = await listenSafely(path, this.options.socketMode, (s) => this.connected(s));
@@ -113,6 +119,23 @@ export class NriRuntime {
       this.parked = undefined;
       for (const s of parked) this.connected(s);
     });
+  }
+
+  /**
+   * Sets up what `prometheus` and `tracing` ask for: metrics hooks beside the caller's, traces
+   * outside the caller's interceptors. One that cannot be set up (its optional peer is missing,
+   * say) is one error line, and the runtime goes on without it.
+   */
+  private async observe(): Promise<void> {
+    const o = this.options;
+    if (o.prometheus === undefined && o.tracing === undefined) return;
+    const { observeRuntime } = await import("./observe.js");
+    const seen = await observeRuntime(o);
+    if (seen.metrics !== undefined) o.metrics = runtimeMetrics([o.metrics, seen.metrics], o.log);
+    if (seen.tracer !== undefined) {
+      this.tracer = seen.tracer;
+      o.chain = runtimeChain([seen.tracer.interceptor, ...(o.interceptors ?? [])]);
+    }
   }
 
   /** A connection on the socket: handled once start() has resolved, dropped once stopped. */
@@ -202,7 +225,7 @@ export class NriRuntime {
    */
   createContainer(request: EventRequest<"createContainer">, o: EventOptions = {}): Promise<CreateContainerResponse> {
     const req = ownRequest("createContainer", request);
-    return this.event(async () => {
+    return this.event("CreateContainer", req, async () => {
       const result = new CreateContainerResult(req);
       // No answer changes the pod: its bytes are encoded once for all the plugins.
       const shared = leadingFieldOnce(pluginService.createContainer.input, req, "pod");
@@ -249,7 +272,7 @@ export class NriRuntime {
   /** UpdateContainer: the plugins' updates merged with ownership, the target's own entry last. */
   updateContainer(request: EventRequest<"updateContainer">, o: EventOptions = {}): Promise<UpdateContainerResponse> {
     const req = ownRequest("updateContainer", request);
-    return this.event(async () => {
+    return this.event("UpdateContainer", req, async () => {
       const result = new UpdateContainerResult(req);
       await this.relayEach("updateContainer", req, o.signal, (p, res) => result.apply(p.id, res));
       return result.response();
@@ -264,7 +287,7 @@ export class NriRuntime {
   /** StopContainer: the plugins' updates of any container (the stopped one included), merged with ownership. */
   stopContainer(request: EventRequest<"stopContainer">, o: EventOptions = {}): Promise<StopContainerResponse> {
     const req = ownRequest("stopContainer", request);
-    return this.event(async () => {
+    return this.event("StopContainer", req, async () => {
       const result = new StopContainerResult();
       await this.relayEach("stopContainer", req, o.signal, (p, res) => result.apply(p.id, res));
       return result.response();
@@ -276,11 +299,15 @@ export class NriRuntime {
     return this.relayAll("removeContainer", request, o);
   }
 
-  /** Runs one event holding the event lock; closed plugins are dropped (and stopped) after it. */
-  private event<T>(run: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one event (`method`, its wire name) holding the event lock, inside its span when traces
+   * are on; closed plugins are dropped (and stopped) after it.
+   */
+  private event<T>(method: string, request: unknown, run: () => Promise<T>): Promise<T> {
+    const tracer = this.tracer;
     return this.registry.exclusive(async () => {
       try {
-        return await run();
+        return await (tracer === undefined ? run() : tracer.event(method, request, run));
       } finally {
         for (const p of this.registry.removeClosed()) void p.stop();
       }
@@ -293,7 +320,7 @@ export class NriRuntime {
     // No answer changes these requests: no copy is needed, and the bytes are shared by all plugins.
     const req = create(desc.input, request as never) as never;
     const shared = encodedOnce(desc.input, req);
-    return this.event(() => this.relayEach(method, req, o.signal, undefined, shared));
+    return this.event(desc.name, req, () => this.relayEach(method, req, o.signal, undefined, shared));
   }
 
   /**
@@ -317,7 +344,7 @@ export class NriRuntime {
         if (merge !== undefined) this.merge(merge, p, res, method);
       } catch (e) {
         if (!goesOn) throw e;
-        this.options.log.warn(`plugin ${p.id} failed ${pluginService[method].name}, teardown goes on: ${(e as Error).message}`);
+        this.options.log.warn(`plugin ${p.id} failed ${pluginService[method].name}, teardown goes on: ${(e as Error).message}`, requestFields(p.id, pluginService[method].name, req));
       }
     }
   }

@@ -11,6 +11,9 @@ import { checkHandlers } from "../api/handlers.js";
 import type { RuntimeAnswer, RuntimeCall, RuntimeInterceptor } from "./interceptors.js";
 import { type RuntimeMetrics, runtimeMetrics } from "./metrics.js";
 import { checkInterceptors } from "../internal/interceptor.js";
+import { featureOption } from "../internal/optional-peer.js";
+import { type PrometheusOptions, prometheusOption } from "../api/prometheus.js";
+import type { TracingOptions } from "../api/tracing.js";
 import { runtimeChain } from "./runtime-plugin.js";
 
 
@@ -103,6 +106,18 @@ export interface RuntimeOptions {
   interceptors?: readonly RuntimeInterceptor[];
   /** Hooks called as containerd/nri's `adaptation.Metrics` is (WithMetrics); none by default. */
   metrics?: RuntimeMetrics;
+  /**
+   * Prometheus metrics of the calls to plugins (containerd's NRI metrics and more, see
+   * docs/operations.md), registered in prom-client's global registry or the one given; needs
+   * prom-client (an optional peer). Off by default.
+   */
+  prometheus?: boolean | PrometheusOptions;
+  /**
+   * A span per event and per call to a plugin, the call's `traceparent` sent to plugins on a
+   * socket; needs @opentelemetry/api (an optional peer) and, to record anything, an SDK. Off by
+   * default.
+   */
+  tracing?: boolean | TracingOptions;
 }
 
 /** RuntimeOptions with every default filled in and checked. */
@@ -130,6 +145,8 @@ export interface ResolvedOptions {
   chain: ((call: RuntimeCall) => Promise<RuntimeAnswer>) | undefined;
   /** The interceptors as given. */
   readonly interceptors: readonly RuntimeInterceptor[] | undefined;
+  readonly prometheus: PrometheusOptions | undefined;
+  readonly tracing: TracingOptions | undefined;
 }
 
 function positiveMs(name: string, value: number | undefined, fallback: number): number {
@@ -174,5 +191,7 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     metrics: runtimeMetrics([o.metrics], log),
     chain: runtimeChain(interceptors),
     interceptors,
+    prometheus: prometheusOption(o.prometheus),
+    tracing: featureOption("nri: tracing", o.tracing),
   };
 }

@@ -410,11 +410,11 @@ export function dropsPlugin(plugin: PolicySubject, err: PluginCallError): boolea
 export function handleRequestError(plugin: PolicySubject, event: string, err: PluginCallError, log: Logger): EventError | undefined {
   if (!err.fatal) return new EventError(err.message, event, plugin.id, { cause: err });
   if (dropsPlugin(plugin, err)) {
-    log.error(`closing plugin ${plugin.id}, failed to handle ${event} request: ${err.message}`);
+    log.error(`closing plugin ${plugin.id}, failed to handle ${event} request: ${err.message}`, { plugin: plugin.id, event });
     plugin.close();
   }
   if (!(plugin.policy?.failRequest ?? false)) {
-    log.warn(`plugin ${plugin.id} failed to handle ${event} request, proceeding without it: ${err.message}`);
+    log.warn(`plugin ${plugin.id} failed to handle ${event} request, proceeding without it: ${err.message}`, { plugin: plugin.id, event });
     return undefined;
   }
   return new EventError(`plugin ${plugin.id} failed to handle ${event} request: ${err.message}`, event, plugin.id, { cause: err });
@@ -426,7 +426,7 @@ export function handleRequestError(plugin: PolicySubject, event: string, err: Pl
  */
 export function handleValidatorError(plugin: PolicySubject, err: PluginCallError, log: Logger): EventError {
   if (dropsPlugin(plugin, err)) {
-    log.error(`closing plugin ${plugin.id}, failed to handle ValidateContainerAdjustment request: ${err.message}`);
+    log.error(`closing plugin ${plugin.id}, failed to handle ValidateContainerAdjustment request: ${err.message}`, { plugin: plugin.id, event: "ValidateContainerAdjustment" });
     plugin.close();
   }
   return new EventError(validatorFailure(plugin.id, err.message).message, "CreateContainer", plugin.id, { cause: err });

@@ -31,10 +31,10 @@ const npmWarnings = (args: string[], cwd: string): string[] => {
 };
 
 describe("npm install nri-wire --omit=dev", () => {
-  it("has no dependencies of its own: @bufbuild/protobuf is a peer, esbuild an optional peer at the range build names", () => {
+  it("has no dependencies of its own: @bufbuild/protobuf is a peer; esbuild (at the range build names), prom-client and @opentelemetry/api optional peers", () => {
     expect(pkg.dependencies).toBeUndefined();
-    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(["@bufbuild/protobuf", "esbuild"]);
-    expect(pkg.peerDependenciesMeta).toEqual({ esbuild: { optional: true } });
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(["@bufbuild/protobuf", "@opentelemetry/api", "esbuild", "prom-client"]);
+    expect(pkg.peerDependenciesMeta).toEqual({ "@opentelemetry/api": { optional: true }, esbuild: { optional: true }, "prom-client": { optional: true } });
     expect(pkg.peerDependencies.esbuild).toBe(ESBUILD_RANGE);
   });
 
@@ -63,9 +63,20 @@ describe("npm install nri-wire --omit=dev", () => {
         'const p = new NriPlugin({ createContainer: () => ({ adjust: new AdjustmentBuilder().addEnv("A", "1").build() }) }, { name: "p", idx: "10" });',
         'const r = new NriRuntime({ name: "r", version: "1", socketPath: false });',
         "console.log(p.id, typeof r.start);",
+        // Metrics and traces asked for without their peers: one line each, and the runtime runs.
+        'const o = new NriRuntime({ name: "o", version: "1", socketPath: false, pluginPath: "/nonexistent", prometheus: true, tracing: true, log: { error: (m) => console.log(m) } });',
+        "await o.start(); await o.runPodSandbox({ pod: { id: 'p' } }); await o.stop(); console.log('served');",
       ].join("\n"),
     );
-    expect(execFileSync(process.execPath, ["main.js"], { cwd: project, encoding: "utf8" })).toBe("10-p function\n");
+    expect(execFileSync(process.execPath, ["main.js"], { cwd: project, encoding: "utf8" })).toBe(
+      [
+        "10-p function",
+        "nri: runtime o: traces need @opentelemetry/api, an optional peer dependency of nri-wire that is not installed: npm install @opentelemetry/api; going on without them",
+        "nri: runtime o: prometheus metrics need prom-client, an optional peer dependency of nri-wire that is not installed: npm install prom-client; going on without them",
+        "served",
+        "",
+      ].join("\n"),
+    );
 
     const cli = join(project, "node_modules/nri-wire/dist/src/cli/main.js");
     const build = spawnSync(process.execPath, [cli, "build", "main.js", "--name", "p", "--idx", "10", "--out", "out"], { cwd: project, encoding: "utf8" });
