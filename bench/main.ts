@@ -3,13 +3,14 @@
  * reference where one exists, written as markdown to docs/bench/node-<major>.md (or --out FILE)
  * with the machine, the Node and Go versions and the date.
  *
- *   npm run bench -- [--node PATH] [--quick] [--only nri] [--polling] [--out FILE] [--json FILE]
+ *   npm run bench -- [--node PATH] [--quick] [--only nri|operations] [--polling] [--operations] [--out FILE] [--json FILE]
  *
  * --node runs everything (this driver, every TypeScript process) on that node binary;
  * --quick runs every section with tiny counts (a smoke run: its figures mean nothing and it
  * writes no file unless --out is given); --only nri skips the transport, codec and translation
  * sections; --polling adds the busy-polling study (sparse cycles with polling on and off, the
- * processes free, on one CPU, on separate CPUs). BENCH_SECONDS sets each rps run (default 5),
+ * processes free, on one CPU, on separate CPUs); --operations adds the cost of interceptors,
+ * Prometheus metrics and traces (suite.ts OPERATION_ROWS), and --only operations runs that alone. BENCH_SECONDS sets each rps run (default 5),
  * BENCH_ROUNDS the interleaved rounds of the NRI regimes (default 3; the polling study runs 2).
  */
 import { execFileSync } from "node:child_process";
@@ -22,8 +23,8 @@ import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
 import { buildPrograms, coldStarts, importCosts, writeRequest } from "./nri/e2e.js";
 import { recordedRequest } from "./nri/payload.js";
-import { fmt, median, nriTables, pollingTables } from "./nri/report.js";
-import { FULL, type Payload, QUICK, runNri, runPolling } from "./nri/suite.js";
+import { fmt, median, nriTables, operationsTables, pollingTables } from "./nri/report.js";
+import { FULL, type Payload, QUICK, runNri, runOperations, runPolling } from "./nri/suite.js";
 import { translateBench } from "./translate.js";
 import { runOnAskedNode } from "./node-line.js";
 
@@ -36,7 +37,7 @@ function option(name: string): string | undefined {
   if (v === undefined || v.startsWith("--")) throw new Error(`bench: --${name} needs a value`);
   return v;
 }
-const known = new Set(["--node", "--quick", "--only", "--polling", "--out", "--json"]);
+const known = new Set(["--node", "--quick", "--only", "--polling", "--operations", "--out", "--json"]);
 for (const [i, a] of argv.entries()) {
   if (a.startsWith("--") && !known.has(a)) throw new Error(`bench: unknown option "${a}"`);
   if (!a.startsWith("--") && !["--node", "--only", "--out", "--json"].includes(argv[i - 1] ?? "")) throw new Error(`bench: unexpected argument "${a}"`);
@@ -47,7 +48,7 @@ runOnAskedNode(argv, import.meta.filename, ROOT);
 
 const quick = argv.includes("--quick");
 const only = option("only");
-if (only !== undefined && only !== "nri") throw new Error(`bench: --only "${only}": only "nri" is known`);
+if (only !== undefined && only !== "nri" && only !== "operations") throw new Error(`bench: --only "${only}": "nri" and "operations" are known`);
 const seconds = quick ? 0.2 : Number(process.env.BENCH_SECONDS ?? "5");
 const shapes: [number, number][] = quick
   ? [[1, 100]]
@@ -165,6 +166,17 @@ async function nriSections(): Promise<unknown> {
     { name: `synthetic (${fmt(synthetic.bytes)} B)`, ...synthetic },
   ];
   const counts = { ...(quick ? QUICK : FULL), ...(process.env.BENCH_ROUNDS === undefined ? {} : { rounds: Number(process.env.BENCH_ROUNDS) }) };
+  const operations = async (): Promise<unknown> => {
+    const o = await runOperations(programs, payloads[0]!, counts, log);
+    for (const l of operationsTables(o)) say(l);
+    say();
+    return o;
+  };
+  if (only === "operations") {
+    say("## NRI end to end");
+    say();
+    return { operations: await operations() };
+  }
   say("## NRI end to end");
   say();
   say(
@@ -210,7 +222,7 @@ async function nriSections(): Promise<unknown> {
     say();
     polling = p;
   }
-  return { nri, polling };
+  return { nri, polling, ...(argv.includes("--operations") ? { operations: await operations() } : {}) };
 }
 
 async function main(): Promise<void> {
@@ -218,7 +230,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const date = new Date().toISOString().replace(/\.\d+Z$/, "Z");
   const load0 = loadavg()[0]!;
-  if (only !== "nri") await transportSections();
+  if (only === undefined) await transportSections();
   const raw = await nriSections();
   const total = (performance.now() - t0) / 1000;
   const header = [

@@ -2,14 +2,16 @@
  * The TypeScript plugin of the end-to-end bench: adds one annotation and one environment
  * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
  * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]
- * [--alloc]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
+ * [--alloc] [--observe LIST]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
  * JSON line. SIGINT exits normally, so that a --cpu-prof profile is written.
  */
 import { NriPlugin } from "../../src/plugin/index.js";
 import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
+import { observing, passThrough } from "./observe.js";
 
 const name = flag("name", "bench");
+const observe = observing();
 const envName = `BENCH_${name.toUpperCase().replaceAll("-", "_")}`;
 const plugin = new NriPlugin(
   {
@@ -22,6 +24,9 @@ const plugin = new NriPlugin(
     idx: flag("idx", "10"),
     socketPath: flag("socket", ""),
     ...busyPollOption(),
+    ...(observe.interceptors ? { interceptors: [passThrough] } : {}),
+    ...(observe.metrics ? { prometheus: true } : {}),
+    ...(observe.traces ? { tracing: true } : {}),
   },
 );
 if (process.argv.includes("--alloc")) {

@@ -1,6 +1,6 @@
 /** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
 import type { PhaseResult, SessionResult } from "./session.js";
-import { BASE, type ByRow, type NriResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
+import { BASE, type ByRow, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -206,6 +206,35 @@ export function pollingTables(r: PollingResults): string[] {
         );
       }
     }
+  }
+  return out;
+}
+
+/** The table of what operators turn on (suite.ts OPERATION_ROWS), against Go + Go of the same round. */
+export function operationsTables(r: OperationsResults): string[] {
+  const out: string[] = [];
+  const say = (l = ""): void => void out.push(l);
+  const c = r.counts;
+  const rows = r.rows;
+  say(`### Interceptors, metrics and traces`);
+  say();
+  say(
+    `One plugin, the recorded request. The TypeScript pair with nothing on, with one pass-through interceptor on each side, with Prometheus metrics (prom-client), with traces ` +
+      `(@opentelemetry/api, no SDK registered) and with all three. Steady state after the warm-up: events/s ÷ Go + Go's of the same round, median of ${c.rounds} interleaved round${c.rounds > 1 ? "s" : ""} (lowest–highest); ` +
+      `sparse cycles 20 ms apart, warm: p50 and p99 pooled over the rounds, ÷ Go + Go's; CPU: every process's CPU time per event, steady state, runtime + plugin.`,
+  );
+  say();
+  say("| runtime + plugin | steady events/s ratio (range) | steady CPU µs/event | 20 ms apart p50 / p99 µs | p50 / p99 ratio |");
+  say("|---|---|---|---|---|");
+  const pooled = (label: string, q: number) => quantile(rows[label]!.flatMap((s) => phase(s, "sparse:20").lat ?? []), q);
+  for (const row of OPERATION_ROWS) {
+    const eps = (s: SessionResult) => phase(s, "steady").events_per_sec;
+    const p50 = pooled(row.label, 0.5);
+    const p99 = pooled(row.label, 0.99);
+    say(
+      `| ${row.label} | ${ratioCell(ratioOf(rows, row.label, eps), row.label === "TS + TS")} | ${cpuSplit(rows[row.label]!.map((s) => phase(s, "steady")))} | ` +
+        `${fmt(p50)} / ${fmt(p99)} | ×${fmt(p50 / pooled(BASE, 0.5), 2)} / ×${fmt(p99 / pooled(BASE, 0.99), 2)} |`,
+    );
   }
   return out;
 }

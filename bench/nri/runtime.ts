@@ -3,7 +3,7 @@
  * N plugins, checks with one CreateContainer that every plugin answers, then runs the phases
  * (phases.ts) of CreateContainer + StartContainer + PostStartContainer cycles on the fixture
  * request. `node runtime.js --socket PATH --plugins N --request FILE --phases LIST
- * [--busy-poll MICROS] [--alloc]`, or `--serve` to only report each synchronized plugin
+ * [--busy-poll MICROS] [--alloc] [--observe LIST]`, or `--serve` to only report each synchronized plugin
  * (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
@@ -14,8 +14,10 @@ import { NriRuntime } from "../../src/runtime/index.js";
 import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
 import { parsePhases, runPhases } from "./phases.js";
+import { observing, passThrough } from "./observe.js";
 
 const serveOnly = process.argv.includes("--serve");
+const observe = observing();
 let syncCalls = 0;
 const runtime = new NriRuntime({
   socketPath: flag("socket", ""),
@@ -24,6 +26,9 @@ const runtime = new NriRuntime({
   version: "v1",
   requestTimeoutMs: 10_000,
   ...busyPollOption(),
+  ...(observe.interceptors ? { interceptors: [passThrough] } : {}),
+  ...(observe.metrics ? { prometheus: true } : {}),
+  ...(observe.traces ? { tracing: true } : {}),
   synchronize: async (sync) => {
     await sync([], []);
     // The first call synchronizes the (no) pre-installed plugins at start.

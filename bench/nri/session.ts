@@ -33,6 +33,8 @@ export interface Setup {
   phases: string;
   /** busyPollMicros of the TypeScript processes; undefined: their default. */
   busyPoll?: number;
+  /** What the TypeScript processes observe (`--observe`, observe.ts); undefined: nothing. */
+  observe?: string;
   pin?: Pinning;
   /** Measure the TypeScript processes' allocation per phase. */
   alloc?: boolean;
@@ -124,7 +126,8 @@ const isJson = (l: string): boolean => l.startsWith("{");
 export async function runSession(programs: Programs, s: Setup): Promise<SessionResult> {
   const socket = join(socketDir(), "nri.sock");
   const pin = s.pin ?? "free";
-  const tsFlags = (impl: Impl): string[] => (impl !== "TS" ? [] : [...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]), ...(s.alloc === true ? ["--alloc"] : [])]);
+  const tsFlags = (impl: Impl): string[] =>
+    impl !== "TS" ? [] : [...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]), ...(s.alloc === true ? ["--alloc"] : []), ...(s.observe === undefined ? [] : ["--observe", s.observe])];
   const withFlags = ([cmd, args]: Command, impl: Impl): Command => [cmd, impl === "TS" ? [...(s.nodeFlags ?? []), ...args] : args];
   const [rcmd, rargs] = withFlags(programs.runtime[s.runtime], s.runtime);
   const runtime = new Proc(

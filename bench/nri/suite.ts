@@ -17,6 +17,8 @@ export interface Row {
   runtime: Impl;
   plugin: Impl;
   busyPoll?: number;
+  /** `--observe` of the TypeScript processes. */
+  observe?: string;
 }
 
 /**
@@ -138,4 +140,30 @@ export async function runPolling(programs: Programs, payload: Payload, c: Counts
     }
   }
   return out;
+}
+
+/**
+ * The cost of what operators turn on (`--operations`): the TypeScript pair with nothing, with one
+ * pass-through interceptor on each side, with Prometheus metrics, with traces (no SDK) and with
+ * all three, against Go + Go in the same rounds; one plugin, the recorded request.
+ */
+export const OPERATION_ROWS: readonly Row[] = [
+  { label: "TS + TS", runtime: "TS", plugin: "TS" },
+  { label: "Go + Go", runtime: "Go", plugin: "Go" },
+  { label: "TS + TS, interceptors", runtime: "TS", plugin: "TS", observe: "interceptors" },
+  { label: "TS + TS, metrics", runtime: "TS", plugin: "TS", observe: "metrics" },
+  { label: "TS + TS, traces (no SDK)", runtime: "TS", plugin: "TS", observe: "traces" },
+  { label: "TS + TS, all three", runtime: "TS", plugin: "TS", observe: "interceptors,metrics,traces" },
+];
+
+export interface OperationsResults {
+  counts: Counts;
+  rows: ByRow;
+}
+
+export async function runOperations(programs: Programs, payload: Payload, c: Counts, log: (s: string) => void): Promise<OperationsResults> {
+  log("operations: interceptors, metrics and traces, 1 plugin: steady state, sparse cycles warm");
+  const phases = [...(c.warm ? ["warm"] : [`fresh:${c.fresh}`]), `steady:${c.steadySeconds}`, `sparse:20:${c.warmSparse[20]}`].join(",");
+  const rows = await interleaved(c, OPERATION_ROWS, (row) => runSession(programs, { runtime: row.runtime, plugin: row.plugin, plugins: 1, request: payload.path, phases, ...(row.observe === undefined ? {} : { observe: row.observe }) }), log);
+  return { counts: c, rows };
 }
