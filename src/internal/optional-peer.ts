@@ -8,8 +8,10 @@
 /** Whether `e` says that `name` itself (not a module it imports) could not be found. */
 export function isMissing(e: unknown, name: string): boolean {
   const code = (e as NodeJS.ErrnoException | null)?.code;
+  const text = String((e as Error | null)?.message);
+  // A single executable application loads built-in modules only: a peer its bundle left out is one.
+  if (code === "ERR_UNKNOWN_BUILTIN_MODULE") return text.endsWith(`: ${name}`);
   if (code !== "ERR_MODULE_NOT_FOUND" && code !== "MODULE_NOT_FOUND") return false;
-  const text = String((e as Error).message);
   return text.includes(`'${name}'`) || text.includes(`"${name}"`);
 }
 

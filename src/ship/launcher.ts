@@ -2,9 +2,12 @@
  * What a built plugin executable runs (`nri-wire build` bundles it with the entry). Three modes:
  *
  *   NN-NAME [--socket PATH] [--config FILE] [--state DIR] [--name NAME] [--idx NN]
+ *           [--metrics-port PORT] [--metrics-address ADDR] [--log-format text|json] [--log-level LEVEL]
+ *           [--trace-endpoint URL] [--trace-sampling RATE]
  *       run the plugin: on the fd a runtime hands it (NRI_PLUGIN_SOCKET, pre-installed) until
  *       that connection ends (the runtime relaunches it), else on the socket (default
- *       /var/run/nri/nri.sock), reconnecting whenever the runtime goes away and comes back
+ *       /var/run/nri/nri.sock), reconnecting whenever the runtime goes away and comes back;
+ *       metrics, traces and JSON logs as operations.ts says
  *   NN-NAME probe [--state DIR]   exit 0 when the running plugin is registered (readiness)
  *   NN-NAME check                 exit 0 when the entry exports a plugin; prints its events
  *
@@ -21,6 +24,7 @@ import { errorText } from "../internal/error-text.js";
 import { pluginHandlersOf } from "./plugin-entry.js";
 import { markRegistered, markUnregistered, probe, stateFile } from "./readiness.js";
 import { socketProblem } from "./socket-check.js";
+import { OPERATIONS_ARGS, type Operations, startOperations } from "./operations.js";
 
 /** What `nri-wire build` fixes at build time. */
 export interface BakedIdentity {
@@ -68,12 +72,19 @@ export async function launch(loadEntry: () => Promise<Readonly<Record<string, un
     }
     const { values } = parseArgs({
       args: [...argv],
-      options: { socket: { type: "string" }, config: { type: "string" }, state: { type: "string" }, name: { type: "string" }, idx: { type: "string" } },
+      options: { socket: { type: "string" }, config: { type: "string" }, state: { type: "string" }, name: { type: "string" }, idx: { type: "string" }, ...OPERATIONS_ARGS },
       strict: true,
     });
     const identity = resolveIdentity({ name: values.name ?? env.NRI_PLUGIN_NAME ?? baked.name, idx: values.idx ?? env.NRI_PLUGIN_IDX ?? baked.idx });
     id = `${identity.idx}-${identity.name}`;
-    return await serve(pluginHandlersOf(entry), { ...identity, socket: values.socket, config: values.config, state: values.state, env, say });
+    const handlers = pluginHandlersOf(entry);
+    // Metrics, traces and JSON logs, when asked for (operations.ts).
+    const ops = await startOperations(values, env, id, say);
+    try {
+      return await serve(handlers, { ...identity, socket: values.socket, config: values.config, state: values.state, env, say: ops.say, ops });
+    } finally {
+      await ops.close();
+    }
   } catch (e) {
     const bad = ((e as NodeJS.ErrnoException).code ?? "").startsWith("ERR_PARSE_ARGS");
     say(bad ? `bad command line: ${(e as Error).message}` : (e as Error).message);
@@ -87,6 +98,7 @@ interface ServeOptions extends BakedIdentity {
   state: string | undefined;
   env: NodeJS.ProcessEnv;
   say: (line: string) => void;
+  ops: Operations;
 }
 
 /**
@@ -139,7 +151,7 @@ async function serve(user: PluginHandlers, o: ServeOptions): Promise<number> {
       idx: o.idx,
       ...(launched ? {} : { socketPath }),
       env: o.env,
-      log: { info: () => undefined, warn: o.say, error: o.say },
+      ...o.ops.plugin,
     });
     current = plugin;
     let registered = false;

@@ -31,10 +31,11 @@ const npmWarnings = (args: string[], cwd: string): string[] => {
 };
 
 describe("npm install nri-wire --omit=dev", () => {
-  it("has no dependencies of its own: @bufbuild/protobuf is a peer; esbuild (at the range build names), prom-client and @opentelemetry/api optional peers", () => {
+  it("has no dependencies of its own: @bufbuild/protobuf is a peer; esbuild (at the range build names), prom-client and OpenTelemetry's API, SDK and exporter optional peers", () => {
     expect(pkg.dependencies).toBeUndefined();
-    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(["@bufbuild/protobuf", "@opentelemetry/api", "esbuild", "prom-client"]);
-    expect(pkg.peerDependenciesMeta).toEqual({ "@opentelemetry/api": { optional: true }, esbuild: { optional: true }, "prom-client": { optional: true } });
+    const optional = ["@opentelemetry/api", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/resources", "@opentelemetry/sdk-trace", "esbuild", "prom-client"];
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(["@bufbuild/protobuf", ...optional].sort());
+    expect(pkg.peerDependenciesMeta).toEqual(Object.fromEntries(optional.map((n) => [n, { optional: true }])));
     expect(pkg.peerDependencies.esbuild).toBe(ESBUILD_RANGE);
   });
 
