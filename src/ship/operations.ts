@@ -4,7 +4,7 @@
  * JSON log lines. Bad input (a port in use or invalid, an unknown level, an endpoint that
  * refuses) is one line on stderr, and the plugin goes on serving events without that part.
  */
-import { type Server, createServer } from "node:http";
+import type { Server } from "node:http";
 import type { JsonLoggerOptions, LogLevel } from "../api/json-logger.js";
 import { LOG_LEVELS, jsonLogger } from "../api/json-logger.js";
 import type { Logger } from "../api/logger.js";
@@ -141,6 +141,8 @@ export async function serveMetrics(portText: string, address: string, line: (l: 
     line(`metrics: ${errorText(e)}, and build again; not serving metrics`);
     return undefined;
   }
+  // Loaded when asked for: an executable's startup snapshot holds no HTTP machinery it may not use.
+  const { createServer } = await import("node:http");
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?", 1)[0];
     if (req.method !== "GET" && req.method !== "HEAD") {
