@@ -6,6 +6,7 @@
  * (the executable's `probe` mode; the image has no shell).
  */
 import { POD_RESOURCES } from "./footprint.js";
+import { OPERATIONS_ANNOTATIONS, OPERATIONS_CONTAINER, operationsTemplates, operationsValues } from "./chart-operations.js";
 
 /** What the manifests are made from. */
 export interface ManifestSpec {
@@ -216,6 +217,8 @@ nodeSelector:
 affinity: {}
 
 podAnnotations: {}
+
+${operationsValues(s.idx)}
 `,
     "templates/_helpers.tpl": `{{/* The objects' name: the release's unless it already carries the chart's. */}}
 {{- define "nri-plugin.fullname" -}}
@@ -271,6 +274,7 @@ spec:
         {{- with .Values.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+${OPERATIONS_ANNOTATIONS}
     spec:
       {{- with .Values.priorityClassName }}
       priorityClassName: {{ . }}
@@ -294,6 +298,7 @@ spec:
         - name: plugin
           image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
           imagePullPolicy: {{ .Values.image.pullPolicy }}
+${OPERATIONS_CONTAINER}
 ${pluginPodTail(exe, {
       idx: `{{ .Values.nri.plugin.index | int | printf "%02d" | quote }}`,
       resources: `          {{- with .Values.resources }}
@@ -303,5 +308,6 @@ ${pluginPodTail(exe, {
       socketDir: "{{ .Values.nri.socketDir }}",
       configMap: `{{ include "nri-plugin.fullname" . }}-config`,
     })}`,
+    ...operationsTemplates(),
   };
 }

@@ -217,3 +217,57 @@ describe.skipIf(skip !== undefined)("operations with real parts", () => {
     await stop(traced);
   }, 300_000);
 });
+
+describe.skipIf(skip !== undefined)("the chart's metrics, tracing and log values", () => {
+  let helm = "";
+  let decoder = "";
+  const chart = join(OUT, "chart");
+  beforeAll(async () => {
+    const b = await build(["helm", "node"]);
+    helm = b.HELM!;
+    decoder = join(ROOT, "test/runtimes/.bin/k8s-decode");
+    await run("go", ["-C", join(ROOT, "test/ship/k8s-decode"), "build", "-o", decoder, "."], "go build k8s-decode", join(ROOT, "test/ship/k8s-decode"), 600_000);
+    const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), "build", PLUGIN.entry, "--name", PLUGIN.name, "--idx", PLUGIN.idx, "--out", OUT, "--node", b.NODE!], 600_000);
+    if (r.code !== 0) throw new Error(`operations: nri-wire build failed (${r.code}): ${r.stderr}`);
+  }, 1_800_000);
+
+  const template = (...set: string[]): Promise<string> => run(helm, ["template", "ops", chart, "--namespace", "kube-system", ...set.flatMap((s) => ["--set", s])], "helm template", chart);
+
+  it("by default: no port, no annotation, no Service; text logs; the objects decode strictly", async () => {
+    const lint = await runForExit(helm, ["lint", chart, "--set", "metrics.enabled=true", "--set", "metrics.serviceMonitor.enabled=true"]);
+    expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+    const text = await template();
+    expect(text).not.toContain("prometheus.io/scrape");
+    expect(text).not.toContain("NRI_WIRE_METRICS_PORT");
+    expect(text).not.toContain("kind: Service");
+    expect(text).toContain('- name: NRI_WIRE_LOG_FORMAT\n              value: "text"');
+  }, 120_000);
+
+  it("metrics.enabled: the port in the environment and as a hostPort, the scrape annotations; tracing and log values: their variables", async () => {
+    const text = await template("metrics.enabled=true", "tracing.endpoint=http://otel-collector:4318", "tracing.samplingRate=0.25", "log.format=json", "log.level=info");
+    const rendered = join(OUT, "rendered-operations.yaml");
+    writeFileSync(rendered, text);
+    const decoded = await runForExit(decoder, [rendered]);
+    expect([decoded.code, decoded.stderr, decoded.stdout.trim().split("\n")]).toEqual([0, "", ["ConfigMap kube-system/ops-nri-plugin-observed-config", "DaemonSet kube-system/ops-nri-plugin-observed"]]);
+    expect(text).toContain('prometheus.io/scrape: "true"\n        prometheus.io/port: "9410"\n        prometheus.io/path: /metrics');
+    expect(text).toContain("- name: metrics\n              containerPort: 9410\n              hostPort: 9410\n              protocol: TCP");
+    for (const [k, v] of [["NRI_WIRE_METRICS_PORT", "9410"], ["OTEL_EXPORTER_OTLP_ENDPOINT", "http://otel-collector:4318"], ["OTEL_TRACES_SAMPLER_ARG", "0.25"], ["NRI_WIRE_LOG_FORMAT", "json"], ["NRI_WIRE_LOG_LEVEL", "info"]]) {
+      expect(text).toContain(`- name: ${k}\n              value: "${v}"`);
+    }
+  }, 120_000);
+
+  it("metrics.serviceMonitor.enabled: a headless Service that decodes strictly, and a ServiceMonitor of its port", async () => {
+    const text = await template("metrics.enabled=true", "metrics.port=9555", "metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom");
+    const docs = text.split(/^---$/mu);
+    const service = docs.find((d) => d.includes("kind: Service\n"))!;
+    const file = join(OUT, "rendered-service.yaml");
+    writeFileSync(file, service);
+    const decoded = await runForExit(decoder, [file]);
+    expect([decoded.code, decoded.stderr, decoded.stdout.trim()]).toEqual([0, "", "Service kube-system/ops-nri-plugin-observed-metrics"]);
+    expect(service).toContain("clusterIP: None");
+    const monitor = docs.find((d) => d.includes("kind: ServiceMonitor"))!;
+    expect(monitor).toContain("apiVersion: monitoring.coreos.com/v1");
+    expect(monitor).toContain("release: prom");
+    expect(monitor).toContain("- port: metrics\n      path: /metrics\n      interval: 30s");
+  }, 120_000);
+});
