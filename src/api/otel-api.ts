@@ -28,3 +28,18 @@ export function failSpan(api: OtelApi, span: import("@opentelemetry/api").Span, 
   span.recordException(err);
   span.setStatus({ code: api.SpanStatusCode.ERROR, message: err.message });
 }
+
+/**
+ * Runs `next(call)` with `span` active (a child of `parent`), records its error on the span,
+ * and ends the span either way.
+ */
+export async function withSpan<C, R>(api: OtelApi, span: import("@opentelemetry/api").Span, parent: import("@opentelemetry/api").Context, next: (call: C) => Promise<R>, call: C): Promise<R> {
+  try {
+    return await api.context.with(api.trace.setSpan(parent, span), next, undefined, call);
+  } catch (e) {
+    failSpan(api, span, e);
+    throw e;
+  } finally {
+    span.end();
+  }
+}

@@ -1,5 +1,5 @@
 import type { Context } from "@opentelemetry/api";
-import { failSpan, loadOtelApi, nriTracer } from "../api/otel-api.js";
+import { loadOtelApi, nriTracer, withSpan } from "../api/otel-api.js";
 import { packages } from "../api/revision.js";
 import { pluginService } from "../api/services.js";
 import { type TracingOptions, callAttributes, metadataValue, parseTraceParent } from "../api/tracing.js";
@@ -24,14 +24,7 @@ export async function tracingObserver(o: TracingOptions): Promise<PluginObserver
       }
       const span = tracer.startSpan(`${packages[call.revision]}.Plugin/${method}`, { kind: api.SpanKind.SERVER }, parent);
       if (span.isRecording()) span.setAttributes(callAttributes(method, call.revision, call.plugin.id, call.request));
-      try {
-        return await api.context.with(api.trace.setSpan(parent, span), next, undefined, call);
-      } catch (e) {
-        failSpan(api, span, e);
-        throw e;
-      } finally {
-        span.end();
-      }
+      return withSpan(api, span, parent, next, call);
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Context } from "@opentelemetry/api";
-import { failSpan, loadOtelApi, nriTracer } from "../api/otel-api.js";
+import { failSpan, loadOtelApi, nriTracer, withSpan } from "../api/otel-api.js";
 import { packages } from "../api/revision.js";
 import { pluginService } from "../api/services.js";
 import { type TracingOptions, callAttributes, formatTraceParent, podAttributes } from "../api/tracing.js";
@@ -55,14 +55,7 @@ export async function runtimeTracer(o: TracingOptions): Promise<RuntimeTracer> {
         const state = sc.traceState?.serialize();
         if (state !== undefined && state !== "") call.metadata.push({ key: "tracestate", value: state });
       }
-      try {
-        return await api.context.with(api.trace.setSpan(parent, span), next, undefined, call);
-      } catch (e) {
-        failSpan(api, span, e);
-        throw e;
-      } finally {
-        span.end();
-      }
+      return withSpan(api, span, parent, next, call);
     },
   };
 }

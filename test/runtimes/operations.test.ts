@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../support/socket.js";
 import { containerd } from "./containerd.js";
 import type { RunningRuntime } from "./runtime.js";
 import { type Built, build, logDir, NRI_WIRE, readText, removeWorkDir, ROOT, run, runForExit, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
@@ -24,14 +25,6 @@ const OUT = join(ROOT, "test/runtimes/.bin/operations");
 /** The events of one pod with one container under containerd, as the plugin's metrics name them. */
 const LIFECYCLE = ["RunPodSandbox", "CreateContainer", "PostCreateContainer", "StartContainer", "PostStartContainer", "StopContainer", "RemoveContainer", "StopPodSandbox", "RemovePodSandbox"];
 
-/** A TCP port free now on 127.0.0.1. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 /** Polls an asynchronous condition every 500 ms until it holds. */
 async function eventually<T>(get: () => Promise<T | undefined>, what: string, timeoutMs: number, detail: () => string = () => ""): Promise<T> {

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { NriRuntime } from "../../src/runtime/index.js";
 import { launch } from "../../src/ship/launcher.js";
 import { parsePort, startOperations } from "../../src/ship/operations.js";
-import { socketPath } from "../support/socket.js";
+import { freePort, socketPath } from "../support/socket.js";
 import { eventually } from "../support/wait.js";
 
 const cleanup: (() => unknown)[] = [];
@@ -12,14 +12,6 @@ afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
 
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 const pod = { id: "pod-1" };
 const container = { id: "ctr-1", podSandboxId: "pod-1" };

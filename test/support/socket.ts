@@ -23,3 +23,12 @@ export async function trunkPair(): Promise<[Socket, Socket, () => void]> {
   await new Promise((r) => a.once("connect", r));
   return [a, await accepted, () => srv.close()];
 }
+
+/** A TCP port nothing listens on now, on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const { port } = s.address() as { port: number };
+  await new Promise((r) => s.close(r));
+  return port;
+}
