@@ -51,14 +51,19 @@ export async function loadEsbuild(): Promise<typeof import("esbuild")> {
   }
 }
 
-/** Bundles `entry` with the launcher into CommonJS source text. */
-export async function bundle(entry: string, baked: BakedIdentity): Promise<{ code: string; inputs: string[] }> {
+/**
+ * Bundles `entry` with the launcher into CommonJS source text. The optional peers a built plugin
+ * can use (prom-client, the OpenTelemetry SDK) are taken in when the project has them installed;
+ * `leaveOut` names packages to leave out as if it had not.
+ */
+export async function bundle(entry: string, baked: BakedIdentity, leaveOut: readonly string[] = []): Promise<{ code: string; inputs: string[] }> {
   const esbuild = await loadEsbuild();
   let result: Awaited<ReturnType<typeof esbuild.build>>;
   try {
     result = await esbuild.build({
       stdin: { contents: mainSource(resolve(entry), baked), resolveDir: dirname(resolve(entry)), sourcefile: "nri-wire-main.js", loader: "js" },
       bundle: true,
+      external: [...leaveOut],
       platform: "node",
       format: "cjs",
       target: "node22",

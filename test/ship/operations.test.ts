@@ -64,7 +64,7 @@ describe("a built plugin's operations", () => {
       .split("\n")
       .filter((l) => l !== "")
       .map((l) => JSON.parse(l) as Record<string, string>);
-    expect(lines.map((l) => [l.level, l.msg, l.plugin])).toEqual([
+    expect(lines.map((l) => [l.level, l.msg?.split("\n")[0], l.plugin])).toEqual([
       ["info", `registered with rt 1 on ${path}`, "10-ops"],
       ["error", "nri: plugin 10-ops: RunPodSandbox failed: no", "10-ops"],
       ["info", "SIGTERM: stopping", "10-ops"],
