@@ -101,7 +101,7 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
     { language: "TypeScript", make: () => tsPlugin(built) },
   ];
 
-  describe.each(plugins)("the $language plugin", ({ make }) => {
+  describe.each(plugins)("the $language plugin", ({ language, make }) => {
     let plugin: DeployedPlugin;
     const config = (gen: number): PluginConfig => ({
       env: { NRI_WIRE_ADJUSTED: `${plugin.release}-${gen}` },
@@ -199,6 +199,21 @@ describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
       const memory = await podMemory(cluster, plugin.namespace, pod.metadata.name);
       expect(memory.workingSetBytes).toBeGreaterThan(0);
       figures.set(plugin.language, { startMs: median(times), baselineMs: Number.NaN, memory, restarts: restarts(pod) });
+    });
+
+    // The chart nri-wire build writes serves metrics when asked: the pod uses the host's network,
+    // so the node's port 9400 + index answers (docs/operations.md).
+    it.runIf(language === "TypeScript")("serves /metrics on the node once helm upgrade turns metrics on, counting the pods' events", async () => {
+      const before = (await pluginPods(cluster, plugin.namespace, plugin.release))[0]!;
+      await cluster.helm("upgrade", plugin.release, plugin.chart, "--namespace", plugin.namespace, "--reuse-values", "--set", "metrics.enabled=true", "--wait", "--timeout", "3m");
+      const pod = await readyPluginPod(before.metadata.uid);
+      expect(pod.metadata.annotations?.["prometheus.io/scrape"]).toBe("true");
+      const port = pod.metadata.annotations?.["prometheus.io/port"];
+      expect(port).toBe("9450");
+      await expectAdjusted(2);
+      const text = await (await fetch(`http://127.0.0.1:${port!}/metrics`)).text();
+      expect(text).toMatch(/^nri_plugin_events_total\{plugin="50-env-injector",method="CreateContainer",outcome="success"\} [1-9]/mu);
+      expect(text).toContain('nri_plugin_connected{plugin="50-env-injector"} 1');
     });
 
     it("leaves NRI clean on helm uninstall", async () => {
