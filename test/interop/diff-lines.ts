@@ -96,7 +96,7 @@ export function normalizeLine(line: string, scenario: Scenario): string {
  */
 export function sortValidatorMetrics(lines: readonly string[]): string[] {
   const out = [...lines];
-  const isValidatorMetric = (l: string | undefined): boolean => l !== undefined && l.startsWith('{"metric":') && l.includes('"op":"ValidateContainerAdjustment"');
+  const isValidatorMetric = (l: string | undefined): boolean => l !== undefined && l.includes('"metric":') && l.includes('"op":"ValidateContainerAdjustment"');
   for (let i = 0; i < out.length; ) {
     if (!isValidatorMetric(out[i])) {
       i++;
