@@ -1,17 +1,20 @@
 import type { LogFields, Logger } from "./logger.js";
 import { oneOf } from "../internal/one-of.js";
 
-/** The levels of a JSON logger, lowest first. */
-export const LOG_LEVELS = ["info", "warn", "error"] as const;
 /** A JSON logger's level: the lines it writes are of this level and above. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogLevel = "info" | "warn" | "error";
+/** The levels of a JSON logger, lowest first. */
+export const LOG_LEVELS: readonly LogLevel[] = ["info", "warn", "error"];
 
 /** Options of jsonLogger. */
 export interface JsonLoggerOptions {
   /** The lowest level written; default `info`. */
   level?: LogLevel;
   /** Where lines go; default process.stderr. */
-  stream?: { write(line: string): unknown };
+  stream?: {
+    /** Takes one line, newline included. */
+    write(line: string): unknown;
+  };
   /** Fields every line carries (say, the plugin of a process that runs one). */
   fields?: LogFields;
   /** The clock; default Date.now. */

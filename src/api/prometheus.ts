@@ -8,9 +8,13 @@ import { featureOption } from "../internal/optional-peer.js";
 
 /** A prom-client Registry, as far as nri-wire uses one. */
 export interface PromRegistry {
+  /** The metric registered under `name`, if any. */
   getSingleMetric(name: string): unknown;
+  /** Registers a metric. */
   registerMetric(metric: never): void;
+  /** Every metric in the text format. */
   metrics(): Promise<string>;
+  /** The text format's content type. */
   readonly contentType: string;
 }
 

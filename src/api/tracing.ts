@@ -9,6 +9,7 @@ import { packages } from "./revision.js";
 
 /** A tracer provider as @opentelemetry/api declares one (an SDK's, or the API's global one). */
 export interface TracerProviderLike {
+  /** The tracer of an instrumentation scope (nri-wire asks for `nri-wire`). */
   getTracer(name: string, version?: string): unknown;
 }
 

@@ -8,7 +8,7 @@ export { NriPlugin } from "./plugin.js";
 export type { PluginOptions, RuntimeInfo } from "./options.js";
 export type { PluginAnswer, PluginCall, PluginCallOf, PluginInterceptor } from "./interceptors.js";
 export type { Interceptor } from "../internal/interceptor.js";
-export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, eventsOf } from "../api/handlers.js";
+export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, type PluginRequest, type PluginResponse, eventsOf } from "../api/handlers.js";
 export type { LogFields, Logger } from "../api/logger.js";
 export { type JsonLoggerOptions, type LogLevel, jsonLogger } from "../api/json-logger.js";
 export type { PrometheusOptions, PromRegistry } from "../api/prometheus.js";

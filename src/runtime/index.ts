@@ -23,7 +23,7 @@ export type { RuntimeAnswer, RuntimeCall, RuntimeCallOf, RuntimeInterceptor } fr
 export type { RuntimeMetrics } from "./metrics.js";
 export type { Interceptor } from "../internal/interceptor.js";
 export type { BuiltinPlugin, PluginKind } from "./backends.js";
-export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, eventsOf } from "../api/handlers.js";
+export { type HandlerContext, type PluginHandlers, type PluginMethodName, type PluginMethods, type PluginRequest, type PluginResponse, eventsOf } from "../api/handlers.js";
 export type { LogFields, Logger } from "../api/logger.js";
 export { type JsonLoggerOptions, type LogLevel, jsonLogger } from "../api/json-logger.js";
 export type { PrometheusOptions, PromRegistry } from "../api/prometheus.js";
