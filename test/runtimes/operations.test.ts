@@ -133,6 +133,8 @@ describe.skipIf(skip !== undefined)("operations with real parts", () => {
 
     // The text itself, as promtool lints it.
     const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    // Kept with the logs: docs/operations.md quotes a scrape.
+    writeFileSync(join(logs, "observed-metrics.txt"), text);
     const lint = spawnSync(built.PROMTOOL!, ["check", "metrics"], { input: text, encoding: "utf8" });
     expect([lint.status, lint.stdout, lint.stderr]).toEqual([0, "", ""]);
     await stop(plugin);

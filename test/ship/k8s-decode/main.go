@@ -24,6 +24,7 @@ var kinds = map[string]func() any{
 	"v1/ConfigMap":      func() any { return &corev1.ConfigMap{} },
 	"v1/ServiceAccount": func() any { return &corev1.ServiceAccount{} },
 	"v1/Pod":            func() any { return &corev1.Pod{} },
+	"v1/Service":        func() any { return &corev1.Service{} },
 	"apps/v1/DaemonSet": func() any { return &appsv1.DaemonSet{} },
 	"rbac.authorization.k8s.io/v1/ClusterRole":        func() any { return &rbacv1.ClusterRole{} },
 	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": func() any { return &rbacv1.ClusterRoleBinding{} },
