@@ -4,6 +4,7 @@ import type { PluginCall, PluginInterceptor } from "../../src/plugin/interceptor
 import { EventError, NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import { FakeRuntime } from "../support/fake-runtime.js";
 import { expectRejection } from "../support/errors.js";
+import { logging } from "../support/interceptors.js";
 import { socketPath } from "../support/socket.js";
 
 const cleanup: (() => unknown)[] = [];
@@ -30,21 +31,6 @@ async function started(rt: NriRuntime | FakeRuntime, handlers: PluginHandlers, o
 
 const pod = { id: "pod-1", name: "web", namespace: "default", uid: "u1" };
 const container = { id: "ctr-1", podSandboxId: "pod-1", name: "app" };
-
-/** Logs `name>method` in and `<name` out (`<name!` for an error). */
-function logging(log: string[], name: string): PluginInterceptor {
-  return (next) => async (call) => {
-    log.push(`${name}>${call.method}`);
-    try {
-      const answer = await next(call);
-      log.push(`<${name}`);
-      return answer;
-    } catch (e) {
-      log.push(`<${name}!`);
-      throw e;
-    }
-  };
-}
 
 describe("plugin interceptors", () => {
   it("wrap every call of the runtime, handled or not, the first outermost", async () => {

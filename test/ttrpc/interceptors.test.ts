@@ -4,22 +4,8 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import type { ClientInterceptor, ServerCall, ServerInterceptor } from "../../src/ttrpc/interceptors.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { expectRejection } from "../support/errors.js";
+import { logging } from "../support/interceptors.js";
 import { Code, Harness, dec, enc, testServer } from "./harness.js";
-
-/** An interceptor that logs `name>` on the way in and `<name` (or `<name!`) on the way out. */
-function logging<C extends { method: string }>(log: string[], name: string): (next: (c: C) => Promise<Uint8Array>) => (c: C) => Promise<Uint8Array> {
-  return (next) => async (call) => {
-    log.push(`${name}>${call.method}`);
-    try {
-      const answer = await next(call);
-      log.push(`<${name}`);
-      return answer;
-    } catch (e) {
-      log.push(`<${name}!`);
-      throw e;
-    }
-  };
-}
 
 async function harness(server: Server): Promise<Harness> {
   return new Harness(server).start();
@@ -34,7 +20,7 @@ async function collect(it: AsyncIterable<Uint8Array>): Promise<string[]> {
 describe("ttrpc interceptors", () => {
   it("run the first outermost on both sides, around the handler, in and out", async () => {
     const log: string[] = [];
-    const server = testServer({ interceptors: [logging<ServerCall>(log, "s1"), logging<ServerCall>(log, "s2")] });
+    const server = testServer({ interceptors: [logging<ServerCall, Uint8Array>(log, "s1"), logging<ServerCall, Uint8Array>(log, "s2")] });
     const h = await harness(server);
     const c = new Client(await h.socket(), { interceptors: [logging(log, "c1"), logging(log, "c2")] });
     expect(dec(await c.call("t.Test", "Echo", enc("hi")))).toBe("hi");
