@@ -104,6 +104,17 @@ describe("runtime interceptors", () => {
     expect(logs.at("error")).toEqual([]);
   });
 
+  it("pass on a call built afresh to its plugin; one naming no plugin of the runtime fails as an answered error", async () => {
+    const rebuilt: RuntimeInterceptor = (next) => (call) => next({ plugin: call.plugin, method: call.method, request: call.request, timeoutMs: call.timeoutMs, signal: call.signal, metadata: [] } as RuntimeCall);
+    const { runtime } = await inProcess([{ idx: "10", name: "a", handlers: { runPodSandbox: () => undefined } }], { interceptors: [rebuilt] });
+    await runtime.runPodSandbox({ pod });
+    const stranger: RuntimeInterceptor = (next) => (call) =>
+      call.method !== "runPodSandbox" ? next(call) : next({ ...Object.fromEntries(Object.entries(call)), plugin: { ...call.plugin, id: "99-stranger" } } as unknown as RuntimeCall);
+    const other = await inProcess([{ idx: "10", name: "a", handlers: { runPodSandbox: () => undefined } }], { interceptors: [stranger] });
+    const e = await expectRejection(EventError, other.runtime.runPodSandbox({ pod }));
+    expect(e.message).toBe("nri: an interceptor passed on a call to 99-stranger that is no plugin of this runtime");
+  });
+
   it("refuse an interceptors option that is not an array of functions, and metrics that are no object", () => {
     expect(() => new NriRuntime({ name: "t", version: "0", interceptors: [{} as RuntimeInterceptor] })).toThrow(new TypeError("nri: interceptors[0] is a object, not a function"));
     expect(() => new NriRuntime({ name: "t", version: "0", metrics: "yes" as unknown as RuntimeMetrics })).toThrow(new TypeError("nri: metrics is a string, not an object of hooks"));
