@@ -7,7 +7,8 @@ import { existsSync, rmSync } from "node:fs";
 import { containerd } from "../../test/runtimes/containerd.js";
 import { removeAllPods } from "../../test/runtimes/lifecycle.js";
 import type { RunningRuntime } from "../../test/runtimes/runtime.js";
-import { type Built, build, logDir, readText, removeWorkDir, skipReason, waitUntil, workDir } from "../../test/runtimes/support.js";
+import { unmet } from "../../test/support/prerequisites.js";
+import { type Built, build, logDir, readText, removeWorkDir, RUNTIME_NEEDS, waitUntil, workDir } from "../../test/runtimes/support.js";
 
 export interface Containerd {
   built: Built;
@@ -24,8 +25,8 @@ export interface Containerd {
 }
 
 export async function upContainerd(): Promise<Containerd> {
-  const skip = skipReason();
-  if (skip !== undefined) throw new Error(skip.replace("; skipped", ""));
+  const absent = unmet(RUNTIME_NEEDS);
+  if (absent.length > 0) throw new Error(`bench: containerd ${absent.map((a) => a.reason).join("; ")}`);
   const created = ["/run/containerd"].filter((h) => !existsSync(h));
   const built = await build(["containerd"]);
   const dir = workDir("ctdb");

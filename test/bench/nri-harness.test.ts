@@ -1,19 +1,12 @@
-import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { buildPrograms, writeRequest } from "../../bench/nri/e2e.js";
 import { recordedRequestBytes } from "../../bench/nri/payload.js";
 import { parsePhases } from "../../bench/nri/phases.js";
 import { runSession } from "../../bench/nri/session.js";
 import { socketDir } from "../interop/support.js";
+import { go, linux, prerequisites } from "../support/prerequisites.js";
 
-const hasGo = (() => {
-  try {
-    execFileSync("go", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const sessions = prerequisites("bench harness", "the TypeScript and Go session runs", [linux, go("it builds the Go runtime and plugin of the benchmark")]);
 
 describe("bench harness", () => {
   it("parses phase lists and names the bad phase", () => {
@@ -31,7 +24,7 @@ describe("bench harness", () => {
     expect(recordedRequestBytes().length).toBeGreaterThan(500);
   });
 
-  describe.skipIf(process.platform !== "linux" || !hasGo)("sessions", () => {
+  describe.skipIf(!sessions.ok)("sessions", () => {
     it("runs the TypeScript and the Go pair through every kind of phase with 3 plugins, reading CPU time, memory and allocation", async () => {
       const programs = buildPrograms();
       const request = writeRequest(socketDir());

@@ -1,9 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { platform } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { type Built, build, logDir, readText, ROOT, waitUntil, workDir } from "../runtimes/support.js";
+import { command, go, linux, prerequisites, root } from "../support/prerequisites.js";
 import { Cluster, conditionTrue, NODE } from "./cluster.js";
 import type { KubeObject } from "./kube-api.js";
 import { cgroupV2 } from "./host-state.js";
@@ -18,28 +17,11 @@ import { deleteTestPod, inside, nriConnections, podMemory, podReady, pluginPods,
  * pod created afterwards (seen from the API, from inside the pod and from the runtime), roll on
  * `helm upgrade` with a new config, be healed by its DaemonSet, survive a runtime restart, and
  * leave NRI clean on `helm uninstall`. The plugins' pod start latency, memory and restarts are
- * printed side by side. Runs as root on Linux (`npm run test:cluster`); elsewhere it prints a
- * notice and skips.
+ * printed side by side. Runs as root on Linux with Go and openssl (`npm run test:cluster`);
+ * elsewhere it prints a notice and skips (under CI=true it fails).
  */
 
-function skipReason(): string | undefined {
-  if (platform() !== "linux") return `cluster: NOTICE: the cluster suite needs Linux (this is ${platform()}); skipped`;
-  if (process.getuid?.() !== 0) return "cluster: NOTICE: the cluster suite needs root (it runs a kubelet); skipped";
-  for (const [tool, why] of [
-    ["go", "it builds the cluster"],
-    ["openssl", "it makes the cluster's certificates"],
-  ] as const) {
-    try {
-      execFileSync(tool, ["version"], { stdio: "ignore" });
-    } catch {
-      return `cluster: NOTICE: ${tool} is not on PATH (${why}); the cluster suite is skipped`;
-    }
-  }
-  return undefined;
-}
-
-const skip = skipReason();
-if (skip !== undefined) console.warn(skip);
+const gate = prerequisites("cluster", "the single-node Kubernetes suite", [linux, root, go("it builds the cluster"), command("openssl", "it makes the cluster's certificates")]);
 
 /** Test pods created per measurement: the latency printed is their median. */
 const LATENCY_RUNS = 7;
@@ -59,7 +41,7 @@ interface Figures {
   restarts: number;
 }
 
-describe.skipIf(skip !== undefined)("a plugin on a single-node cluster", () => {
+describe.skipIf(!gate.ok)("a plugin on a single-node cluster", () => {
   let built: Built;
   let cluster: Cluster;
   let dir: string;

@@ -1,29 +1,18 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
+import { go, prerequisites } from "../support/prerequisites.js";
 
 /** Where the interop programs are built to (ignored by git). */
 export const BIN_DIR = resolve(import.meta.dirname, ".bin");
 const ROOT = resolve(import.meta.dirname, "../..");
 
 /**
- * Whether the Go interop suites can run. Without Go they are skipped with a printed notice,
- * except under CI=true, where a missing toolchain is an error. `NRI_WIRE_GO=0` (set by
- * `npm run test:unit`) skips them on purpose, with the same notice, even under CI=true.
+ * Whether the Go peers can be built for `skipped` (what does not run without them): see
+ * test/support/prerequisites.ts for the notice, `CI=true` and `NRI_WIRE_GO=0`.
  */
-export function goAvailable(): boolean {
-  if (process.env.NRI_WIRE_GO === "0") {
-    console.warn("interop: NOTICE: NRI_WIRE_GO=0; the tests that need a Go peer are skipped");
-    return false;
-  }
-  try {
-    execFileSync("go", ["version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    if (process.env.CI === "true") throw new Error("interop: CI=true but no Go toolchain on PATH");
-    console.warn("interop: NOTICE: go is not on PATH; the Go interop suite is skipped");
-    return false;
-  }
+export function goAvailable(area = "interop", skipped = "the tests that need a Go peer"): boolean {
+  return prerequisites(area, skipped, [go()]).ok;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { platform } from "node:os";
 import { join, resolve } from "node:path";
+import { go, linux, type Need, root } from "../support/prerequisites.js";
 
 /** The repository root. */
 export const ROOT = resolve(import.meta.dirname, "../..");
@@ -9,20 +9,8 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 /** The nri-wire command, run from the source with tsx (from ROOT, where tsx resolves). */
 export const NRI_WIRE: readonly string[] = [process.execPath, "--import", "tsx", join(ROOT, "src/cli/main.ts")];
 
-/**
- * Why the real-runtime suite cannot run here, or undefined when it can: it starts runtimes,
- * mounts and cgroups, so it needs root on Linux, and Go to build them.
- */
-export function skipReason(): string | undefined {
-  if (platform() !== "linux") return `runtimes: NOTICE: the real-runtime suite needs Linux (this is ${platform()}); skipped`;
-  if (process.getuid?.() !== 0) return "runtimes: NOTICE: the real-runtime suite needs root; skipped";
-  try {
-    execFileSync("go", ["version"], { stdio: "ignore" });
-  } catch {
-    return "runtimes: NOTICE: go is not on PATH (it builds the runtimes); the real-runtime suite is skipped";
-  }
-  return undefined;
-}
+/** What the real-runtime suites need: root on Linux (they start runtimes, mounts and cgroups) and Go to build them. */
+export const RUNTIME_NEEDS: readonly Need[] = [linux, root, go("it builds the runtimes")];
 
 /** Paths printed by scripts/runtimes/build.sh as KEY=VALUE lines. */
 export type Built = Record<string, string>;

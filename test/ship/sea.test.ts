@@ -1,14 +1,13 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildPlugin } from "../../src/ship/build.js";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
+import { nodeLine, prerequisites } from "../support/prerequisites.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "nriw-sea-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("nriw-sea-");
 
 function runExe(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((res) => {
@@ -30,7 +29,8 @@ function probes(stderr: string): Probe[] {
 }
 
 // The Node running the tests builds the executable; lines before 25.5 cannot (build-errors.test.ts checks the refusal).
-describe.skipIf(!canBuildSea(process.version))("a single executable application", () => {
+const gate = prerequisites("ship", "the single executable application tests", [nodeLine("builds a single executable application (25.5 or later)", canBuildSea)]);
+describe.skipIf(!gate.ok)("a single executable application", () => {
   it.each(["snapshot", "code-cache"] as const)("from a %s runs the entry's top-level code in each started process, under the node options baked in", async (seaStartup) => {
     const out = join(dir, `out-${seaStartup}`);
     await buildPlugin({ entry: resolve(import.meta.dirname, "fixtures/probe.ts"), name: "probe", idx: "10", out, tag: "1.0.0", nodeOptions: LOW_FOOTPRINT_OPTIONS, seaStartup });

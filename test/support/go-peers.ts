@@ -1,4 +1,5 @@
-import { beforeAll } from "vitest";
+import { relative, resolve } from "node:path";
+import { beforeAll, expect } from "vitest";
 import { goAvailable, goBuild } from "../interop/support.js";
 
 /** A Go program to build: its folder under test/interop, the binary's name, extra `go build` flags. */
@@ -24,7 +25,7 @@ export function nriPeer(prefix: string, release: NriRelease): GoTarget {
 
 /** The Go peers of a suite. */
 export interface GoPeers<K extends string> {
-  /** Whether Go is on PATH; tests that need a peer skip without it (under CI=true it must be). */
+  /** Whether Go is on PATH; tests that need a peer skip without it (under CI=true it must be: see prerequisites.ts). */
   readonly hasGo: boolean;
   /** Each built binary's path by key, filled in before the suite's tests run. */
   readonly bin: Readonly<Record<K, string>>;
@@ -35,7 +36,9 @@ export interface GoPeers<K extends string> {
  * a failed build fails the suite.
  */
 export function useGoPeers<K extends string>(targets: Readonly<Record<K, GoTarget>>): GoPeers<K> {
-  const hasGo = goAvailable();
+  const file = relative(resolve(import.meta.dirname, "../.."), expect.getState().testPath ?? "");
+  const programs = [...new Set(Object.values<GoTarget>(targets).map(([dir]) => `test/interop/${dir}`))].join(", ");
+  const hasGo = goAvailable(file, `the tests against the Go peers built from ${programs}`);
   const bin = {} as Record<K, string>;
   beforeAll(() => {
     if (!hasGo) return;

@@ -4,8 +4,11 @@ import { runSoak, soakOptions } from "../../../bench/soak/soak.js";
 import { summary } from "../../../bench/soak/summary.js";
 import { seed } from "../../support/fc.js";
 import { useGoPeers } from "../../support/go-peers.js";
+import { linux, prerequisites } from "../../support/prerequisites.js";
 
-describe.skipIf(process.platform !== "linux")("soak", () => {
+const gate = prerequisites("soak", "the soak run (it reads /proc)", [linux]);
+
+describe.skipIf(!gate.ok)("soak", () => {
   const { hasGo, bin } = useGoPeers({ soak: ["nri-peer", "nri-peer-soak"] });
 
   it("a few seconds of lifecycles with plugins killed and restarted: every event settles, restarted plugins register again and serve, nothing leaks", async () => {
