@@ -22,6 +22,8 @@ const CLUSTER = ["test/cluster/**/*.test.ts"];
 export default defineConfig({
   test: {
     setupFiles: ["test/support/setup.ts"],
+    // The run's own temporary directory; what the tests leave in it fails the run.
+    globalSetup: ["test/support/leftovers.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

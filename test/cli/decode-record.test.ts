@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { describe, expect, it } from "vitest";
@@ -13,6 +12,7 @@ import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
 import { nriPeer, useGoPeers } from "../support/go-peers.js";
 import { indexPath, loadGolden } from "../capture/capture-support.js";
+import { tempDir } from "../support/temp.js";
 
 const cli = tsCommand("src/cli/main.ts");
 
@@ -40,7 +40,7 @@ describe("nri-wire decode", () => {
   });
 
   it("exits 1 on a damaged capture after printing everything it could decode, the damage marked with its offset", () => {
-    const dir = mkdtempSync(join(tmpdir(), "nriw-"));
+    const dir = tempDir();
     for (const ext of ["index.json", "p2r.bin"]) copyFileSync(indexPath(session).replace("index.json", ext), join(dir, `${session}.${ext}`));
     const r2p = new Uint8Array(readFileSync(indexPath(session).replace("index.json", "r2p.bin")));
     r2p[953] = 0x7f;

@@ -1,5 +1,3 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Plugin as BetaPlugin } from "../../gen/v1beta1/api_pb.js";
@@ -15,13 +13,13 @@ import { Code } from "../../src/ttrpc/status.js";
 import { createClient } from "../../src/ttrpc/typed.js";
 import { messages } from "../../src/api/messages.js";
 import { expectRejection } from "../support/errors.js";
+import { socketPath } from "../support/socket.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
   for (const f of cleanup.splice(0)) f();
 });
 
-const socketPath = (): string => join(mkdtempSync(join(tmpdir(), "nriw-x-")), "nri.sock");
 const pod = { id: "pod1" };
 const container = { id: "c1" };
 

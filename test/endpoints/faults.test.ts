@@ -1,7 +1,5 @@
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
 import { type Socket, connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { Mux, RUNTIME_SERVICE_CONN } from "../../src/mux/mux.js";
@@ -13,6 +11,7 @@ import { ClosedError, RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { Rng } from "../../scripts/fuzz/rng.js";
 import { seed } from "../support/fc.js";
+import { socketPath } from "../support/socket.js";
 import { eventually } from "../support/wait.js";
 
 const cleanup: (() => void)[] = [];
@@ -20,7 +19,6 @@ afterEach(() => {
   for (const f of cleanup.splice(0)) f();
 });
 
-const socketPath = (): string => join(mkdtempSync(join(tmpdir(), "nriw-y-")), "nri.sock");
 const pod = { id: "pod1" };
 
 async function runtime(path: string, extra: Partial<ConstructorParameters<typeof NriRuntime>[0]> = {}): Promise<NriRuntime> {

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listenUnix } from "../../src/internal/listen.js";
+import { tempDir } from "../support/temp.js";
 
 /**
  * Another process stats every entry of `dir` in a tight loop and reports each distinct
@@ -60,7 +60,7 @@ async function watchModes(dir: string): Promise<{ stop(): Promise<Map<string, Se
   };
 }
 
-const dir = (): string => mkdtempSync(join(tmpdir(), "nriw-l-"));
+const dir = (): string => tempDir("nriw-l-");
 const mode = (p: string): number => statSync(p).mode & 0o777;
 
 function connectable(path: string): Promise<void> {

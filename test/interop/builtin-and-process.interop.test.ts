@@ -4,7 +4,7 @@ import { deviceInjector } from "../../examples/device-injector.js";
 import { ContainerAdjustmentSchema, CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriRuntime } from "../../src/runtime/index.js";
 import { nriPeer, useGoPeers } from "../support/go-peers.js";
-import { tempDir } from "../support/nri-runtime.js";
+import { tempDir } from "../support/temp.js";
 import { drive, exampleCommand, goMessage } from "./drive.js";
 import { runPeer } from "./support.js";
 

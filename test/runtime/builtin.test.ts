@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriPlugin } from "../../src/plugin/index.js";
 import { type BuiltinPlugin, type Deprecation, NriRuntime, eventsOf } from "../../src/runtime/index.js";
-import { LogRecorder, cleanups, runCleanups, startRuntime, tempDir } from "../support/nri-runtime.js";
+import { LogRecorder, cleanups, runCleanups, startRuntime } from "../support/nri-runtime.js";
+import { tempDir } from "../support/temp.js";
 
 afterEach(runCleanups);
 

@@ -4,7 +4,8 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { NriRuntime, type RuntimeOptions } from "../../src/runtime/index.js";
 import { discoverPlugins, pluginConfig } from "../../src/runtime/launcher.js";
-import { LogRecorder, cleanups, runCleanups, tempDir } from "../support/nri-runtime.js";
+import { LogRecorder, cleanups, runCleanups } from "../support/nri-runtime.js";
+import { tempDir } from "../support/temp.js";
 
 afterEach(runCleanups);
 

@@ -10,7 +10,8 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { MessageType, encodeFrame } from "../../src/ttrpc/frame.js";
 import { encodeResponse } from "../../src/ttrpc/envelope.js";
 import { Code } from "../../src/ttrpc/status.js";
-import { type ScriptedPlugin, cleanups, runCleanups, scriptedPlugin, startRuntime, tempDir } from "../support/nri-runtime.js";
+import { type ScriptedPlugin, cleanups, runCleanups, scriptedPlugin, startRuntime } from "../support/nri-runtime.js";
+import { tempDir } from "../support/temp.js";
 import { expectRejection } from "../support/errors.js";
 
 afterEach(runCleanups);

@@ -1,18 +1,12 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildPlugin } from "../../src/ship/build.js";
+import { tempDir } from "../support/temp.js";
 
 const FIXTURES = resolve(import.meta.dirname, "fixtures");
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
 function tmp(): string {
-  const d = mkdtempSync(join(tmpdir(), "nriw-ship-"));
-  dirs.push(d);
-  return d;
+  return tempDir("nriw-ship-");
 }
 
 /** The build's error for these options, and what it left in the output directory. */

@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { launch } from "../../src/ship/launcher.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "nriw-launch-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("nriw-launch-");
 afterEach(() => vi.restoreAllMocks());
 
 /** Runs a mode of the executable in-process; its exit code and what it wrote. */

@@ -1,14 +1,13 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type ImageSpec, MEDIA_TYPES, tagOf, writeOciArchive } from "../../src/ship/oci-image.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "nriw-oci-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("nriw-oci-");
 
 const sha256 = (b: Uint8Array): string => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 

@@ -1,16 +1,15 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { pluginHandlersOf } from "../../src/ship/plugin-entry.js";
 import { markRegistered, markUnregistered, probe, stateFile } from "../../src/ship/readiness.js";
 import { parseLdd } from "../../src/ship/shared-libs.js";
 import { socketProblem } from "../../src/ship/socket-check.js";
 import { objectName } from "../../src/ship/manifests.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "nriw-ship-units-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("nriw-ship-units-");
 
 describe("the entry's plugin", () => {
   it("is the default export's handlers; anything else is named", () => {

@@ -1,6 +1,4 @@
-import { mkdtempSync } from "node:fs";
 import { type Socket, connect } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Plugin, Runtime } from "../../gen/v1beta1/api_pb.js";
@@ -11,11 +9,7 @@ import { messages } from "../../src/api/messages.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { type ServiceClient, type ServiceImpl, createClient, serviceMethods } from "../../src/ttrpc/typed.js";
-
-/** A fresh private directory (short path: unix socket paths are limited to 107 bytes). */
-export function tempDir(prefix = "nriw-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+import { tempDir } from "./temp.js";
 
 /** Things to undo after each test, newest first. */
 export const cleanups: (() => unknown)[] = [];

@@ -1,11 +1,10 @@
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { type Socket, connect, createServer } from "node:net";
 import { join } from "node:path";
+import { tempDir } from "./temp.js";
 
-/** A fresh directory for sockets (paths stay short: unix socket paths are limited to 108 bytes). */
+/** A fresh directory for sockets, removed after the test file (see temp.ts). */
 export function socketDir(): string {
-  return mkdtempSync(join(tmpdir(), "nriw-"));
+  return tempDir();
 }
 
 /** A socket path in a fresh directory. */

@@ -1,8 +1,6 @@
 import { type ChildProcessByStdio, spawn } from "node:child_process";
 import { once, setMaxListeners } from "node:events";
-import { mkdtempSync } from "node:fs";
 import { type Socket, connect } from "node:net";
-import { tmpdir } from "node:os";
 import type { Readable } from "node:stream";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,6 +10,7 @@ import { encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { DEFAULT_MAX_DATA_LENGTH, HEADER_LENGTH, MessageType, encodeFrame, writeHeader } from "../../src/ttrpc/frame.js";
 import type { ServerConnection } from "../../src/ttrpc/server.js";
+import { socketPath } from "../support/socket.js";
 import { activeResources, collectGarbage, eventually } from "../support/wait.js";
 import { Code, dec, enc, testServer } from "./harness.js";
 
@@ -26,7 +25,7 @@ afterEach(() => {
 });
 
 const MiB = 1 << 20;
-const sockPath = (): string => join(mkdtempSync(join(tmpdir(), "nriw-f-")), "s.sock");
+const sockPath = (): string => socketPath("s.sock");
 const mib = (n: number): string => `${(n / MiB).toFixed(1)} MiB`;
 
 /** A Node script as a child process; resolves once it printed `ready`. */

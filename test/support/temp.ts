@@ -1,0 +1,23 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * Temporary directories of the tests. Each is removed with everything in it after the test file
+ * that made it (test/support/setup.ts), so a file may use one from any of its tests and hooks;
+ * test/support/leftovers.ts fails the run if anything is left in the temporary directory.
+ */
+
+const made: string[] = [];
+
+/** A fresh directory in the temporary directory, removed after the test file (names stay short: unix socket paths are limited to 108 bytes). */
+export function tempDir(prefix = "nriw-"): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every directory tempDir made so far; setup.ts calls it after each test file. */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
