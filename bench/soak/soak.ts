@@ -25,8 +25,13 @@ const ROOT = resolve(import.meta.dirname, "../..");
 
 /** How a soak runs; `soakOptions` fills in the defaults. */
 export interface SoakOptions {
-  /** How long lifecycles are driven, in seconds (the wind-down and final checks come after). */
+  /** How long lifecycles are driven, in seconds (the wind-down and final checks come after), unless `kills` is set. */
   seconds: number;
+  /**
+   * When set, lifecycles are driven until this many plugin processes have been killed, however
+   * long that takes, instead of for `seconds`: a run whose extent is a count, as a test needs.
+   */
+  kills?: number;
   /** Seeds the kill schedule, the restart delays and the shape of every pod. */
   seed: number;
   /** Where the CSV goes (written as it runs); default `soak.csv` in the run's directory. */
@@ -49,9 +54,10 @@ export interface SoakOptions {
   print: (line: string) => void;
 }
 
-/** Defaults for everything but the seed and the duration. */
-export function soakOptions(o: Partial<SoakOptions> & Pick<SoakOptions, "seconds" | "seed">): SoakOptions {
+/** Defaults for everything but the seed. */
+export function soakOptions(o: Partial<SoakOptions> & Pick<SoakOptions, "seed">): SoakOptions {
   return {
+    seconds: 20,
     sampleEverySeconds: 5,
     pods: 4,
     meanKillMs: 3000,
@@ -139,7 +145,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
   const baselineFds = openFds();
   const baselineResources = activeResources();
   writeFileSync(csvPath, `${CSV_HEADER}\n`);
-  o.print(`soak: seed ${o.seed}, ${o.seconds} s, ${o.pods} pods in flight, a kill every ${o.meanKillMs} ms on average; CSV ${csvPath}; plugin logs in ${dir}`);
+  o.print(`soak: seed ${o.seed}, ${o.kills === undefined ? `${o.seconds} s` : `until ${o.kills} kills`}, ${o.pods} pods in flight, a kill every ${o.meanKillMs} ms on average; CSV ${csvPath}; plugin logs in ${dir}`);
   o.print(CSV_HEADER);
 
   const state = new RuntimeState();
@@ -357,10 +363,12 @@ export async function runSoak(o: SoakOptions): Promise<SoakResult> {
     sampler = setInterval(sample, o.sampleEverySeconds * 1000);
     const started = performance.now();
     later(Math.round(o.meanKillMs * (0.5 + rng.next())), kill);
+    const driving = (): boolean =>
+      o.kills === undefined ? performance.now() - started < o.seconds * 1000 : slots.reduce((n, s) => n + s.kills, 0) < o.kills;
     const workers = Array.from({ length: o.pods }, (_, i) => {
       const r = new Rng(o.seed * 31 + i + 1);
       return (async () => {
-        while (!stopping && failures.length === 0 && performance.now() - started < o.seconds * 1000) await lifecycle(r);
+        while (!stopping && failures.length === 0 && driving()) await lifecycle(r);
       })();
     });
     await Promise.all(workers);

@@ -33,7 +33,7 @@ export interface PollClock {
 // must still end (and turn) by the real clock. The clock is taken when the module loads.
 const realNow = performance.now.bind(performance);
 
-/** The process's event loop and clock. */
+/** The process's event loop and clock (tests replace its `now` to run windows on a clock they move). */
 export const eventLoopClock: PollClock = { now: realNow, turn: (fn) => void setImmediate(fn) };
 
 /** How long messages must have followed each other without a pause before a write polls: 10 ms. */

@@ -46,7 +46,7 @@ const SLOW_START = ["--registration-timeout", "20000", "--request-timeout", "500
 describe("nri-wire test-plugin on the example plugin", () => {
   it.each(["v1beta1", "v1alpha1", "statechange"] as const)("passes the %s dialect in every dialect, launched on fd 3", async (dialect) => {
     const junit = join(socketDir(), "junit.xml");
-    const r = await runPeer(cli, ["test-plugin", "--json", "--junit", junit, ...SLOW_START, "--name", "example", "--idx", "42", "--", ...nriWire, "example-plugin", "--dialect", dialect], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--json", "--junit", junit, ...SLOW_START, "--name", "example", "--idx", "42", "--", ...nriWire, "example-plugin", "--dialect", dialect]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const old = OLD_EVENTS.map((e) => `42-example does not implement a dedicated ${e} RPC call`);
@@ -65,7 +65,7 @@ describe("nri-wire test-plugin on the Go stub plugin", () => {
 
   it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"] as const)("passes the %s build in every dialect, started against --socket", async (version) => {
     const socket = join(socketDir(), "plugin.sock");
-    const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version], "plugin", "--socket", socket], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version], "plugin", "--socket", socket]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const old = OLD_EVENTS.map((e) => `10-peer-plugin does not implement a dedicated ${e} RPC call`);
@@ -73,11 +73,11 @@ describe("nri-wire test-plugin on the Go stub plugin", () => {
   }, 300_000);
 
   it("exits 1 and prints the failing check when the plugin cannot register, and refuses a bad dialect", async () => {
-    const r = await runPeer(cli, ["test-plugin", "--dialect", "v1beta1", "--registration-timeout", "300", "--", cli[0], "-e", "setTimeout(() => {}, 5000)"], 60_000);
+    const r = await runPeer(cli, ["test-plugin", "--dialect", "v1beta1", "--registration-timeout", "300", "--", cli[0], "-e", "setTimeout(() => {}, 5000)"]);
     expect(r.code).toBe(1);
     expect(r.lines).toContain("  FAIL  registration    registers within the registration timeout with a valid name and index");
     expect(r.lines.at(-1)).toBe("1 failed: v1beta1/registration");
-    const bad = await runPeer(cli, ["test-plugin", "--dialect", "v2", "--", "true"], 60_000);
+    const bad = await runPeer(cli, ["test-plugin", "--dialect", "v2", "--", "true"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr.split("\n")[0]).toBe('nri-wire test-plugin: unknown dialect "v2": use v1beta1, v1alpha1, statechange');
   }, 60_000);
@@ -106,7 +106,7 @@ describe("nri-wire test-plugin on every example plugin", () => {
     const plugin = tsCommand(`examples/${name}.ts`);
     const scenario = SCENARIOS.has(name) ? ["--scenario", join(import.meta.dirname, `../../examples/scenarios/${name}.json`)] : [];
     const expected = ["--expect", join(import.meta.dirname, `../../examples/expectations/${name}.json`)];
-    const r = await runPeer(cli, ["test-plugin", "--json", ...SLOW_START, ...scenario, ...expected, "--name", name, "--idx", "42", "--", plugin[0], ...plugin[1]], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--json", ...SLOW_START, ...scenario, ...expected, "--name", name, "--idx", "42", "--", plugin[0], ...plugin[1]]);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const failed = report.dialects.flatMap((d) => d.checks.filter((c) => c.status === "fail").map((c) => [d.dialect, c.id, c.failures.map((f) => f.message), d.stderr]));
     expect(failed).toEqual([]);
@@ -119,7 +119,7 @@ describe("nri-wire test-plugin on every example plugin", () => {
     const ulimits = JSON.stringify([{ type: "nofile", hard: 1024, soft: 2048 }]);
     writeFileSync(file, JSON.stringify({ pod: { annotations: { "ulimits.nri-wire.dev/container.app": ulimits } }, container: { name: "app" } }));
     const plugin = tsCommand("examples/ulimit-adjuster.ts");
-    const r = await runPeer(cli, ["test-plugin", "--json", "--dialect", "v1beta1", ...SLOW_START, "--scenario", file, "--", plugin[0], ...plugin[1]], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--json", "--dialect", "v1beta1", ...SLOW_START, "--scenario", file, "--", plugin[0], ...plugin[1]]);
     expect(r.code).toBe(1);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     expect(report.dialects[0]!.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((f) => f.message)])).toEqual([
@@ -131,7 +131,7 @@ describe("nri-wire test-plugin on every example plugin", () => {
 describe("nri-wire test-plugin on a plugin that dies", () => {
   it("fails a plugin that exits 50 ms after answering CreateContainer, and prints its stderr", async () => {
     const plugin = tsCommand("test/testing/fixtures/exits-after-create.ts");
-    const r = await runPeer(cli, ["test-plugin", "--dialect", "v1beta1", ...SLOW_START, "--", plugin[0], ...plugin[1]], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--dialect", "v1beta1", ...SLOW_START, "--", plugin[0], ...plugin[1]]);
     expect(r.code).toBe(1);
     const table = r.lines.join("\n");
     expect(table).toContain("  FAIL  alive           stays running and connected from registration to Shutdown\n                        plugin exited with code 3\n");
@@ -165,7 +165,7 @@ describe("nri-wire test-plugin --scenario", () => {
     writeFileSync(notJson, "pod:");
     const texts: string[] = [];
     for (const f of [missing, bad, notJson]) {
-      const r = await runPeer(cli, ["test-plugin", "--scenario", f, "--", "true"], 60_000);
+      const r = await runPeer(cli, ["test-plugin", "--scenario", f, "--", "true"]);
       expect(r.code).toBe(2);
       texts.push(r.stderr.split("\n")[0]!);
     }

@@ -10,9 +10,10 @@ import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { decodeRequest, decodeResponse } from "../../src/ttrpc/envelope.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
-import { processPollWindow } from "../../src/internal/busy-poll.js";
+import { SUSTAINED_MS, processPollWindow } from "../../src/internal/busy-poll.js";
 import { socketPath } from "../support/socket.js";
-import { eventually, sleep } from "../support/wait.js";
+import { holdPollClock } from "../support/poll-clock.js";
+import { eventually } from "../support/wait.js";
 
 const cleanup: (() => void)[] = [];
 afterEach(() => {
@@ -52,25 +53,42 @@ describe("plugin endpoint", () => {
   });
 
   it("busy polls by default only for events back to back, never for events spaced apart or with busyPollMicros 0, and refuses a bad value", async () => {
-    /** Turns the event loop took while polling over events 2 ms apart, then over events back to back for up to `ms`. */
-    const turns = async (micros: Partial<{ busyPollMicros: number }>, ms: number): Promise<{ spaced: number; backToBack: number }> => {
+    // The poller's clock is the test's (events take no poller time; the test steps it between
+    // them), so what polls depends on the spacing alone, not on this machine's speed.
+    const clock = holdPollClock();
+    cleanup.push(() => clock.restore());
+    const step = 0.125;
+    /** Turns the event loop took while polling over 20 events 2 ms apart, then the events back to back (`step` apart) until one polled, at most 400. */
+    const turns = async (micros: Partial<{ busyPollMicros: number }>): Promise<{ spaced: number; backToBack: number; events: number }> => {
       const rt = await startRuntime(micros);
       await startPlugin(rt, { runPodSandbox: () => undefined }, "10", "p", micros);
       await rt.waitForPlugins(1);
+      clock.advance(2);
       await eventually(() => !processPollWindow.active, "no window open before the events");
       const before = processPollWindow.turns;
       for (let i = 0; i < 20; i++) {
         await rt.runPodSandbox({ pod });
-        await sleep(2);
+        clock.advance(2);
       }
       const spaced = processPollWindow.turns - before;
-      for (const end = performance.now() + ms; processPollWindow.turns === before + spaced && performance.now() < end; ) await rt.runPodSandbox({ pod });
-      return { spaced, backToBack: processPollWindow.turns - before - spaced };
+      let events = 0;
+      while (processPollWindow.turns === before + spaced && events < 400) {
+        await rt.runPodSandbox({ pod });
+        events++;
+        clock.advance(step);
+      }
+      const backToBack = processPollWindow.turns - before - spaced;
+      // Let the window pass before the next runtime.
+      clock.advance(20);
+      await eventually(() => !processPollWindow.active, "the window to end");
+      return { spaced, backToBack, events };
     };
-    const byDefault = await turns({}, 3000);
+    const byDefault = await turns({});
     expect(byDefault.spaced).toBe(0);
     expect(byDefault.backToBack).toBeGreaterThan(0);
-    expect(await turns({ busyPollMicros: 0 }, 300)).toEqual({ spaced: 0, backToBack: 0 });
+    // The run begins with the first event back to back; the first write SUSTAINED_MS after it polls.
+    expect(byDefault.events).toBe(SUSTAINED_MS / step + 1);
+    expect(await turns({ busyPollMicros: 0 })).toEqual({ spaced: 0, backToBack: 0, events: 400 });
     const id = { name: "p", idx: "10" };
     expect([new NriPlugin({}, id).busyPollMicros, new NriPlugin({}, { ...id, busyPollMicros: 0 }).busyPollMicros]).toEqual([100, 0]);
     expect(() => new NriPlugin({}, { busyPollMicros: -1 })).toThrow("nri: busyPollMicros -1 is not an integer from 0 to 10000");

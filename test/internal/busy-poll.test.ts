@@ -1,13 +1,14 @@
 import { PassThrough } from "node:stream";
 import fc from "fast-check";
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BusyPoll, type PollClock, PollWindow, QUICK_ANSWERS, RUN_PAUSE_MS, SUSTAINED_MS, checkBusyPollMicros, processPollWindow } from "../../src/internal/busy-poll.js";
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
 import { PLUGIN_BUSY_POLL_MICROS, RUNTIME_BUSY_POLL_MICROS } from "../../src/api/socket.js";
 import { runs } from "../support/fc.js";
-import { eventually, sleep } from "../support/wait.js";
+import { type HeldPollClock, holdPollClock } from "../support/poll-clock.js";
+import { eventually } from "../support/wait.js";
 import { trunkPair } from "../support/socket.js";
 
 /** A clock the test moves, and an event loop whose turns the test runs one at a time. */
@@ -207,22 +208,34 @@ describe("busy polling under fake timers", () => {
     } finally {
       vi.useRealTimers();
     }
-    await eventually(() => !window.active, "the window ends", 1000);
+    await eventually(() => !window.active, "the window to end");
   });
 });
 
 describe("busy polling over a socket", () => {
+  // The poller's clock is the test's (time passes only when the test says), so which write polls
+  // does not depend on how fast this machine answers; the sockets, the mux and ttrpc are real.
+  let clock: HeldPollClock;
+  beforeEach(() => {
+    clock = holdPollClock();
+  });
+  afterEach(() => clock.restore());
+
+  /** Poller time between two calls back to back: well under the 1 ms pause that ends a run. */
+  const STEP_MS = 0.125;
+
   /**
-   * An echo server answering after `delayMs` and a client polling for `busyPollMicros`: over a
-   * mux pair (the mux polls), or over a bare socket (the ttrpc client polls).
+   * An echo server answering `delayMs` of poller time after the request and a client polling
+   * for `busyPollMicros`: over a mux pair (the mux polls), or over a bare socket (the ttrpc
+   * client polls).
    */
   async function pair(busyPollMicros: number, delayMs: number, over: "mux" | "socket" = "mux"): Promise<{ call: () => Promise<void>; close: () => void }> {
     const [a, b, done] = await trunkPair();
     const echo = new Server().register("s.Echo", {
       Echo: {
         kind: "unary" as const,
-        handler: async (r: Uint8Array) => {
-          if (delayMs > 0) await sleep(delayMs);
+        handler: (r: Uint8Array) => {
+          clock.advance(delayMs);
           return r;
         },
       },
@@ -255,32 +268,40 @@ describe("busy polling over a socket", () => {
     };
   }
 
-  /** Calls back to back until the process polls or `ms` have passed; whether it polled. */
-  async function callsUntilPolled(p: { call: () => Promise<void> }, ms: number): Promise<boolean> {
+  /** Calls `STEP_MS` apart until one polls (the event loop turned while it waited): how many it took, or undefined after `max`. */
+  async function callsUntilPolled(p: { call: () => Promise<void> }, max: number): Promise<number | undefined> {
     const before = processPollWindow.turns;
-    for (const end = performance.now() + ms; processPollWindow.turns === before && performance.now() < end; ) await p.call();
-    return processPollWindow.turns > before;
+    for (let n = 1; n <= max; n++) {
+      await p.call();
+      if (processPollWindow.turns > before) return n;
+      clock.advance(STEP_MS);
+    }
+    return undefined;
   }
 
   it.each(["mux", "socket"] as const)("over a %s, calls back to back turn the event loop once they have run the sustained time, and turning stops once the window has passed", async (over) => {
     const p = await pair(5000, 0, over);
     await eventually(() => !processPollWindow.active, "no window open before the test");
-    const start = performance.now();
-    expect(await callsUntilPolled(p, 5000)).toBe(true);
-    expect(performance.now() - start).toBeGreaterThanOrEqual(SUSTAINED_MS);
-    await eventually(() => !processPollWindow.active, "the window ends", 1000);
+    // The run starts with the first call; the first write SUSTAINED_MS after it polls.
+    expect(await callsUntilPolled(p, 1000)).toBe(SUSTAINED_MS / STEP_MS + 1);
+    // The window stays open while the clock stands still, and closes once it has passed.
+    const turns = processPollWindow.turns;
+    await new Promise((r) => setImmediate(r));
+    expect([processPollWindow.active, processPollWindow.turns > turns]).toEqual([true, true]);
+    clock.advance(5000 / 1000);
+    await eventually(() => !processPollWindow.active, "the window to end");
     p.close();
   });
 
   it("a peer slower than the window is not polled for; with 0 nothing polls", async () => {
-    const slow = await pair(2000, 20);
+    const slow = await pair(2000, 3);
     await eventually(() => !processPollWindow.active, "no window open before the test");
     const before = processPollWindow.turns;
     for (let i = 0; i < 4; i++) await slow.call();
     expect(processPollWindow.turns).toBe(before);
     slow.close();
     const off = await pair(0, 0);
-    expect(await callsUntilPolled(off, 100)).toBe(false);
+    expect(await callsUntilPolled(off, 4 * (SUSTAINED_MS / STEP_MS))).toBeUndefined();
     expect(processPollWindow.active).toBe(false);
     off.close();
   });

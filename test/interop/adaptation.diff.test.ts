@@ -58,7 +58,7 @@ describe.concurrent("runtime differential", () => {
       mkdirSync(tsWork);
       // The two runtimes run at once, nri-wire's in this process: each has its own socket,
       // directories and plugin processes.
-      const [go, ts] = await Promise.all([runPeer([bin.peer, []], ["runtime", "--scenario", file, "--work", goWork], 60_000), runScenario(scenario, tsWork, bin.peer)]);
+      const [go, ts] = await Promise.all([runPeer([bin.peer, []], ["runtime", "--scenario", file, "--work", goWork]), runScenario(scenario, tsWork, bin.peer)]);
       expect(go.code, `Go driver failed:\n${go.stderr}`).toBe(0);
       const goLines = sortValidatorMetrics(go.lines.map((l) => normalizeLine(l, scenario)));
       const tsLines = sortValidatorMetrics(ts.map((l) => {

@@ -25,7 +25,7 @@ const podAnnotations = {
 
 describe("the same handlers in-process and as a process", () => {
   it.skipIf(!hasGo)("device-injector: the builtin plugin's merged adjustment is the Go runtime's for the plugin process", async () => {
-    const d = await drive(go["v0.12.5"], { podAnnotations }, (socket) => runPeer(exampleCommand("device-injector"), ["--socket", socket], 60_000));
+    const d = await drive(go["v0.12.5"], { podAnnotations }, (socket) => runPeer(exampleCommand("device-injector"), ["--socket", socket]));
     expect(d.code, d.stderr).toBe(0);
     const asProcess = goMessage(ContainerAdjustmentSchema, d.event("CreateContainer").adjust);
 

@@ -26,7 +26,7 @@ const CTR = "demo-ctr";
 
 /** Runs example `name` with `args` against the drive's socket. */
 function example(name: string, args: string[] = []) {
-  return (socket: string) => runPeer(exampleCommand(name), ["--socket", socket, ...args], 60_000);
+  return (socket: string) => runPeer(exampleCommand(name), ["--socket", socket, ...args]);
 }
 
 describe.each(ERAS)("examples against the Go runtime %s", (era) => {

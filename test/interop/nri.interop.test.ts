@@ -75,7 +75,7 @@ describe.each(matrix)("NRI interop: %s runtime with %s plugin", (r, p) => {
     const runtime = startPeer(rc, [...rargs, "--socket", socket]);
     await runtime.waitFor((l) => l.includes('"ready":true'));
     const [pc, pargs] = pluginCmd(p);
-    const plugin = await runPeer(pc, [...pargs, "--socket", socket], 60_000);
+    const plugin = await runPeer(pc, [...pargs, "--socket", socket]);
     const refusal = REFUSES[r];
     if (refusal !== undefined) {
       // Refused right after Configure: the plugin exits (nri-wire's with 1, as its start failed;

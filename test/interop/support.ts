@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { go, prerequisites } from "../support/prerequisites.js";
+import { waitFor } from "../support/wait.js";
 
 /** Where the interop programs are built to (ignored by git). */
 export const BIN_DIR = resolve(import.meta.dirname, ".bin");
@@ -42,8 +43,8 @@ export function tsCommand(script: string): [string, string[]] {
 export interface Peer {
   readonly child: ChildProcess;
   readonly lines: string[];
-  /** Resolves with the first line matching `pred` (rejects if the process exits first). */
-  waitFor(pred: (line: string) => boolean, timeoutMs?: number): Promise<string>;
+  /** Resolves with the first line matching `pred` (rejects if the process exits first; no deadline: see test/support/wait.ts). */
+  waitFor(pred: (line: string) => boolean): Promise<string>;
   /** Resolves with the exit code once the process has exited. */
   readonly exited: Promise<number | null>;
   /** Resolves once every line of its output has been read. */
@@ -51,8 +52,19 @@ export interface Peer {
   stderr(): string;
 }
 
+/** Peers still running, killed after their test file (a test that timed out may leave one). */
+const running = new Set<ChildProcess>();
+
+/** Kills every peer still running; test/support/setup.ts calls it after each test file. */
+export function killPeers(): void {
+  for (const child of running) child.kill("SIGKILL");
+  running.clear();
+}
+
 export function startPeer(command: [string, string[]], args: string[]): Peer {
   const child = spawn(command[0], [...command[1], ...args], { stdio: ["ignore", "pipe", "pipe"], cwd: ROOT });
+  running.add(child);
+  child.on("exit", () => running.delete(child));
   const lines: string[] = [];
   let err = "";
   const waiters: { pred: (l: string) => boolean; resolve: (l: string) => void }[] = [];
@@ -78,33 +90,22 @@ export function startPeer(command: [string, string[]], args: string[]): Peer {
     exited,
     outputEnded,
     stderr: () => err,
-    waitFor(pred, timeoutMs = 30_000) {
+    waitFor(pred) {
       const seen = lines.find(pred);
       if (seen !== undefined) return Promise.resolve(seen);
-      return new Promise<string>((res, rej) => {
-        const timer = setTimeout(() => rej(new Error(`interop: timed out waiting for a line; stderr:\n${err}`)), timeoutMs);
-        waiters.push({
-          pred,
-          resolve: (l) => {
-            clearTimeout(timer);
-            res(l);
-          },
-        });
-        void exited.then((code) => {
-          clearTimeout(timer);
-          rej(new Error(`interop: peer exited with ${code} before the expected line; stderr:\n${err}`));
-        });
+      const line = new Promise<string>((res, rej) => {
+        waiters.push({ pred, resolve: res });
+        void exited.then((code) => rej(new Error(`interop: peer exited with ${code} before the expected line; stderr:\n${err}`)));
       });
+      return waitFor(line, () => `a line from ${command[0]} ${args.join(" ")}; its stderr so far:\n${err}`);
     },
   };
 }
 
 /** Runs a peer to completion and returns its exit code and stdout lines. */
-export async function runPeer(command: [string, string[]], args: string[], timeoutMs = 120_000): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+export async function runPeer(command: [string, string[]], args: string[]): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   const p = startPeer(command, args);
-  const timer = setTimeout(() => p.child.kill("SIGKILL"), timeoutMs);
-  const code = await p.exited;
-  clearTimeout(timer);
+  const code = await waitFor(p.exited, () => `${command[0]} ${args.join(" ")} to exit; its stderr so far:\n${p.stderr()}`);
   // A process can exit before its last lines are read: wait for its output to end (not forever:
   // a child it started may hold the pipe open).
   let grace: NodeJS.Timeout | undefined;

@@ -5,7 +5,7 @@ import { join } from "node:path";
 /**
  * A vitest global setup: the run gets a temporary directory of its own (TMPDIR, inherited by
  * every worker and every process the tests start, Go included), and after the run whatever is
- * left in it fails the run, named. Tests remove what they make (test/support/temp.ts does it for
+ * left in it fails the run, named (the directory is then kept for a look). Tests remove what they make (test/support/temp.ts does it for
  * the directories it hands out). Tool caches that live on purpose in the temporary directory
  * are not the tests' and are let be.
  */
@@ -18,14 +18,13 @@ export default function setup(): () => void {
   const root = mkdtempSync(join(tmpdir(), "nri-wire-test-"));
   process.env.TMPDIR = root;
   return () => {
-    const left = readdirSync(root).filter((name) => !TOOL_CACHES.some((re) => re.test(name)));
-    rmSync(root, { recursive: true, force: true });
     if (outer === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = outer;
-    if (left.length > 0) {
-      const message = `test: the run left ${left.length} entr${left.length === 1 ? "y" : "ies"} in its temporary directory (removed now): ${left.sort().join(", ")}`;
-      console.error(`\n${message}`);
-      throw new Error(message);
-    }
+    const left = readdirSync(root).filter((name) => !TOOL_CACHES.some((re) => re.test(name)));
+    if (left.length === 0) return rmSync(root, { recursive: true, force: true });
+    // Kept for a look (a failed soak keeps its logs there); the next run has a directory of its own.
+    const message = `test: the run left ${left.length} entr${left.length === 1 ? "y" : "ies"} in its temporary directory ${root}: ${left.sort().join(", ")}`;
+    console.error(`\n${message}`);
+    throw new Error(message);
   };
 }

@@ -1,3 +1,4 @@
+import { clearTimeout as clearNodeTimeout, setTimeout as nodeTimeout } from "node:timers";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
@@ -19,19 +20,58 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /**
- * Resolves once `condition` holds, checking after every turn of the event loop (I/O included);
- * rejects naming `what` if it still does not hold after `timeoutMs`.
+ * What the running tests still wait for. A wait has no deadline of its own: the test's timeout
+ * bounds it, and when a test times out, setup.ts names the waits still open, so a hang says
+ * what it hung on. (A deadline per wait would be a guess at the machine's speed.)
  */
-export function eventually(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + timeoutMs;
-    const check = (): void => {
-      if (condition()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`test: timed out after ${timeoutMs} ms waiting for ${what}`));
-      setTimeout(check, 1);
-    };
-    check();
-  });
+const open = new Map<object, () => string>();
+
+/** Resolves or rejects as `p` does; until then `what` is named if the test times out. */
+export async function waitFor<T>(p: Promise<T>, what: string | (() => string)): Promise<T> {
+  const key = {};
+  open.set(key, typeof what === "string" ? () => what : what);
+  try {
+    return await p;
+  } finally {
+    open.delete(key);
+  }
+}
+
+/** The waits open now, each said as `what`; setup.ts reads them when a test times out. */
+export function openWaits(): string[] {
+  return [...open.values()].map((what) => what());
+}
+
+/** Forgets every open wait and stops every `eventually` still polling (a test that timed out left them). */
+export function endWaits(): void {
+  open.clear();
+  for (const stop of polls) stop();
+  polls.clear();
+}
+
+const polls = new Set<() => void>();
+
+/**
+ * Resolves once `condition` holds, checking every millisecond or so (on Node's own timer, which
+ * keeps running while a test fakes the global ones). It has no deadline: see `open`.
+ */
+export function eventually(condition: () => boolean, what: string): Promise<void> {
+  return waitFor(
+    new Promise<void>((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const stop = (): void => clearNodeTimeout(timer);
+      const check = (): void => {
+        if (condition()) {
+          polls.delete(stop);
+          return resolve();
+        }
+        timer = nodeTimeout(check, 1);
+      };
+      polls.add(stop);
+      check();
+    }),
+    what,
+  );
 }
 
 /** A promise and the function that settles it, for waiting on a callback. */

@@ -3,7 +3,7 @@ import { once, setMaxListeners } from "node:events";
 import { type Socket, connect } from "node:net";
 import type { Readable } from "node:stream";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { processFrameBudget } from "../../src/ttrpc/budget.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
@@ -11,7 +11,7 @@ import { RpcError } from "../../src/ttrpc/errors.js";
 import { DEFAULT_MAX_DATA_LENGTH, HEADER_LENGTH, MessageType, encodeFrame, writeHeader } from "../../src/ttrpc/frame.js";
 import type { ServerConnection } from "../../src/ttrpc/server.js";
 import { socketPath } from "../support/socket.js";
-import { activeResources, collectGarbage, eventually } from "../support/wait.js";
+import { activeResources, collectGarbage, eventually, waitFor } from "../support/wait.js";
 import { Code, dec, enc, testServer } from "./harness.js";
 
 /*
@@ -48,7 +48,7 @@ async function peer(script: string, args: string[]): Promise<{ child: ChildProce
       }
     }
   });
-  const next = (prefix: string): Promise<string> => new Promise((resolve) => waiters.push([prefix, resolve]));
+  const next = (prefix: string): Promise<string> => waitFor(new Promise((resolve) => waiters.push([prefix, resolve])), `a line starting ${prefix} from the peer`);
   await next("ready");
   return { child, lines, next };
 }
@@ -60,7 +60,24 @@ async function connected(path: string): Promise<Socket> {
   return s;
 }
 
-/** Samples RSS every few milliseconds until stopped; returns the peak above `base`. */
+/** Records the most bytes the process's frame budget held at once until stopped: what the connections kept of frames arriving across reads. */
+function budgetPeak(): { stop(): number } {
+  const reserve = processFrameBudget.reserve.bind(processFrameBudget);
+  let peak = processFrameBudget.used;
+  const spy = vi.spyOn(processFrameBudget, "reserve").mockImplementation((n: number) => {
+    const ok = reserve(n);
+    peak = Math.max(peak, processFrameBudget.used);
+    return ok;
+  });
+  return {
+    stop() {
+      spy.mockRestore();
+      return peak;
+    },
+  };
+}
+
+/** Samples RSS every few milliseconds until stopped; returns the peak above `base` (printed, never asserted). */
 function rssSampler(): { stop(): number } {
   const base = process.memoryUsage.rss();
   let peak = base;
@@ -107,7 +124,7 @@ describe("faults over real sockets", () => {
     // Closed handles leave Node's list a loop turn after their close event: wait for the list to
     // come back to what it was (a leak would time this out).
     const back = (): boolean => Object.entries(activeResources()).every(([kind, n]) => n <= (before[kind] ?? 0));
-    await eventually(back, "the active handles and timers to come back to what they were", 5000);
+    await eventually(back, "the active handles and timers to come back to what they were");
     const after = activeResources();
     const text = "unavailable: connection closed: ttrpc: truncated frame: input ended after 50 of 100 data bytes of stream 1";
     expect(new Set(errors.map((e) => `${(e as RpcError).code} ${e.message}`))).toEqual(new Set([`${Code.UNAVAILABLE} ${text}`]));
@@ -175,7 +192,7 @@ describe("faults over real sockets", () => {
       process.stdout.write("sent " + written + "\\n");
     }`;
 
-  it("a flood of maximum-size frames keeps RSS bounded while they are served", async () => {
+  it("a flood of maximum-size frames is served holding one partial frame at a time", async () => {
     const path = sockPath();
     const { server, served } = floodServer();
     await server.listen(path);
@@ -183,32 +200,49 @@ describe("faults over real sockets", () => {
     const { head, payload } = floodFrame();
     const count = 48;
     const rss = rssSampler();
+    const held = budgetPeak();
     const p = await peer(FLOOD, [path, head, String(payload), String(count), "Drop", "yes"]);
     await p.next("sent");
     await eventually(() => served.count === count, `${count} flood calls served`);
     const grew = rss.stop();
-    console.log(`flood: ${count} frames of 4 MiB (${mib(count * DEFAULT_MAX_DATA_LENGTH)}) served; peak RSS ${mib(grew)} above the start`);
+    const peak = held.stop();
+    // RSS depends on when V8 collects: printed for docs/reliability.md, never asserted.
+    console.log(`flood: ${count} frames of 4 MiB (${mib(count * DEFAULT_MAX_DATA_LENGTH)}) served; at most ${mib(peak)} of partial frames held at once; peak RSS ${mib(grew)} above the start`);
     expect(served.count).toBe(count);
-    expect(grew).toBeLessThan(160 * MiB);
+    // What the server keeps of a frame arriving across reads: one frame's bytes at most, all given back.
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(DEFAULT_MAX_DATA_LENGTH);
+    expect(processFrameBudget.used).toBe(0);
   });
 
-  it("a peer that never reads stops the server reading: a few calls are served, RSS stays bounded", async () => {
+  it("a peer that never reads stops the server reading: a few calls are served, what is held stays bounded", async () => {
     const path = sockPath();
     const { server, served } = floodServer();
     const srv = await server.listen(path);
     cleanup.push(() => server.close());
-    const paused = new Promise<void>((resolve) => srv.on("connection", (s: Socket) => s.once("pause", resolve)));
+    let socket: Socket | undefined;
+    const paused = new Promise<void>((resolve) =>
+      srv.on("connection", (s: Socket) => {
+        socket = s;
+        s.once("pause", resolve);
+      }),
+    );
     const { head, payload } = floodFrame();
     const rss = rssSampler();
+    const held = budgetPeak();
     const p = await peer(FLOOD, [path, head, String(payload), "1000", "Echo", "no"]);
-    await paused;
+    await waitFor(paused, "the server to stop reading");
     // The peer is stuck too once the socket between them is full.
     const blocked = await p.next("blocked");
     const grew = rss.stop();
+    const peak = held.stop();
     const servedAtPause = served.count;
-    console.log(`never-reading peer: server stopped reading after ${servedAtPause} calls; the peer blocked after writing ${mib(Number(blocked.split(" ")[1]))}; peak RSS ${mib(grew)} above the start`);
+    const queued = socket!.writableLength;
+    console.log(`never-reading peer: server stopped reading after ${servedAtPause} calls; the peer blocked after writing ${mib(Number(blocked.split(" ")[1]))}; ${mib(queued)} of answers queued, at most ${mib(peak)} of partial frames held; peak RSS ${mib(grew)} above the start`);
     expect(servedAtPause).toBeLessThanOrEqual(3);
-    expect(grew).toBeLessThan(96 * MiB);
+    // Held: one partial frame at most, and the answers of the calls served (RSS is printed only).
+    expect(peak).toBeLessThanOrEqual(DEFAULT_MAX_DATA_LENGTH);
+    expect(queued).toBeLessThanOrEqual(servedAtPause * (DEFAULT_MAX_DATA_LENGTH + HEADER_LENGTH));
   });
 
   it("10,000 concurrent calls on one connection all complete with their own answers", async () => {
@@ -255,9 +289,10 @@ describe("faults over real sockets", () => {
     }
     // Each connection either holds its 1 MiB or was closed for asking past the cap.
     const holding = (): number => conns.filter((c) => c.closeReason === undefined && c.partialFrameBytes === MiB).length;
-    await eventually(() => conns.length === 200 && holding() + closed === 200, "every connection to hold its frame or be closed", 30_000);
+    await eventually(() => conns.length === 200 && holding() + closed === 200, "every connection to hold its frame or be closed");
     const held = processFrameBudget.used;
     await collectGarbage();
+    // Printed for docs/reliability.md; when V8 frees array buffers is not for a test to assert.
     const grew = process.memoryUsage().arrayBuffers - base;
     const reasons = new Set(conns.filter((c) => c.closeReason !== undefined).map((c) => c.closeReason!.message.replace(/\d+ held, stream 1 wants \d+ more/, "N held, stream 1 wants M more")));
     console.log(`200 stalling connections: ${holding()} hold 1 MiB each, ${closed} closed; ${mib(held)} reserved of ${mib(processFrameBudget.limit)}; array buffers retained ${mib(grew)} more than before`);
@@ -266,8 +301,6 @@ describe("faults over real sockets", () => {
     expect(held).toBe(holding() * MiB);
     expect(closed).toBeGreaterThanOrEqual(200 - 64);
     expect(reasons).toEqual(new Set(["resource_exhausted: ttrpc: partial-frame limit of 67108864 bytes reached: N held, stream 1 wants M more for its frame of 4194304 bytes"]));
-    // Retained: the partial frames, each live connection's 64 KiB write staging, this test's 1 MiB.
-    expect(grew).toBeLessThan(held + holding() * 64 * 1024 + 2 * MiB);
     // Closing gives every reserved byte back.
     for (const s of sockets) s.destroy();
     await Promise.all(conns.map((c) => c.closed));

@@ -11,17 +11,17 @@ const gate = prerequisites("soak", "the soak run (it reads /proc)", [linux]);
 describe.skipIf(!gate.ok)("soak", () => {
   const { hasGo, bin } = useGoPeers({ soak: ["nri-peer", "nri-peer-soak"] });
 
-  it("a few seconds of lifecycles with plugins killed and restarted: every event settles, restarted plugins register again and serve, nothing leaks", async () => {
+  it("lifecycles through three plugin kills and restarts: every event settles, restarted plugins register again and serve, nothing leaks", async () => {
     const lines: string[] = [];
-    const result = await runSoak(soakOptions({ seconds: 5, seed, sampleEverySeconds: 1, meanKillMs: 1200, goPeer: hasGo ? bin.soak : undefined, print: (l) => lines.push(l) }));
+    // Its extent is a count of kills, not a time: a slow machine runs longer, never less.
+    const result = await runSoak(soakOptions({ kills: 3, seed, sampleEverySeconds: 1, meanKillMs: 1200, goPeer: hasGo ? bin.soak : undefined, print: (l) => lines.push(l) }));
     console.log(summary(result).join("\n"));
     expect(result.failures).toEqual([]);
     const c = result.counts;
     expect(c.pending).toBe(0);
     expect(c.ok + c.error).toBe(c.issued);
     expect(c.ok).toBeGreaterThan(0);
-    // Gaps of at most 1.5 × 1200 ms: at least three kills in 5 s.
-    expect(result.kills).toBeGreaterThanOrEqual(2);
+    expect(result.kills).toBeGreaterThanOrEqual(3);
     expect(result.restarts).toBe(result.kills + result.selfExits);
     // Every process registered, unless it was killed (or closed by the runtime) before.
     const processes = result.plugins + result.restarts;
@@ -30,7 +30,8 @@ describe.skipIf(!gate.ok)("soak", () => {
     expect(result.fds.after).toBeLessThanOrEqual(result.fds.baseline);
     const csv = readFileSync(result.csvPath, "utf8").trimEnd().split("\n");
     expect(csv[0]).toBe("t_s,issued,ok,error,pending,events_per_s,rss_kib,heap_kib,fds,plugins,kills,restarts,registrations");
-    expect(csv.length).toBeGreaterThanOrEqual(3);
+    // The header and at least the line sampled when the lifecycles stopped.
+    expect(csv.length).toBeGreaterThanOrEqual(2);
     expect(csv.slice(1).every((l) => l.split(",").length === 13)).toBe(true);
     expect(lines).toEqual(expect.arrayContaining(csv));
     // The run's directory (CSV, plugin logs) is kept only when the run failed.
