@@ -1,8 +1,9 @@
 import { join } from "node:path";
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { runPeer, socketDir, startPeer, tsCommand } from "./support.js";
 import { type NriRelease, nriPeer, useGoPeers } from "../support/go-peers.js";
+import { eventually } from "../support/wait.js";
 
 /**
  * The interop matrix: every runtime against every plugin over a real unix socket, with the
@@ -80,7 +81,7 @@ describe.each(matrix)("NRI interop: %s runtime with %s plugin", (r, p) => {
     if (refusal !== undefined) {
       // Refused right after Configure: the plugin exits (nri-wire's with 1, as its start failed;
       // the Go stub's with 0), the runtime would wait for it.
-      await vi.waitFor(() => expect(runtime.stderr()).toContain(refusal), { timeout: 10_000 });
+      await eventually(() => runtime.stderr().includes(refusal), `the runtime to log ${JSON.stringify(refusal)}`);
       runtime.child.kill("SIGTERM");
       await runtime.exited;
       expect(plugin.lines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(["Configure"]);

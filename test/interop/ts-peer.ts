@@ -853,7 +853,9 @@ class Checker {
       const err = errOf(o);
       const cause = err instanceof RpcError ? err.cause : undefined;
       const timedOut = err instanceof RpcError && err.code === Code.CANCELED && cause instanceof Error && cause.name === "TimeoutError";
-      return [timedOut && el < 900, `after ${el}ms: ${err instanceof Error ? err.message : describe(err)}`];
+      // The error says whose deadline ended it (the server would answer after 1000 ms); how long
+      // that took is printed, not judged: it depends on the machine.
+      return [timedOut, `after ${el}ms: ${err instanceof Error ? err.message : describe(err)}`];
     });
 
     await this.run("server-timeout-nano-sleep", 10_000, async () => {
@@ -877,18 +879,24 @@ class Checker {
         }
         const err = w.hasStatus && w.code !== 0 ? new RpcError(w.code, w.message) : undefined;
         const [ok, d] = wantStatus(err, Code.DEADLINE_EXCEEDED, "");
-        return [ok && el >= 150 && el < 1500, `after ${el}ms: ${d}`];
+        // DEADLINE_EXCEEDED, not the answer the sleep would give after 2000 ms; and not before the
+        // deadline could have passed (timers never fire early).
+        return [ok && el >= 150, `after ${el}ms: ${d}`];
       } finally {
         rc.close();
       }
     });
 
     await this.run("deadline-from-timeout-nano", 10_000, async () => {
+      const start = performance.now();
       const o = await attempt(cl.call(SERVICE, "Deadline", EMPTY, { timeoutMs: 2000 }));
+      const el = Math.ceil(performance.now() - start);
       if (!o.ok) return [false, describe(o.err)];
       const s = text(o.value);
       const v = parseInt64(s);
-      return [v !== undefined && v > 1_500_000_000n && v <= 2_000_000_000n, `client timeout 2s, server saw ${goQuote(s)} ns left`];
+      // The server's deadline is its receipt plus timeout_nano (at most 2 s): what it has left
+      // lies between 2 s less this round trip and 2 s, however slow the machine.
+      return [v !== undefined && v >= BigInt(2000 - el) * 1_000_000n && v <= 2_000_000_000n, `client timeout 2s, server saw ${goQuote(s)} ns left after a ${el}ms round trip`];
     });
     await this.run("deadline-none", 10_000, async () => {
       const o = await attempt(cl.call(SERVICE, "Deadline", EMPTY));

@@ -4,7 +4,7 @@ import type { Client } from "../../src/ttrpc/client.js";
 import { RpcError } from "../../src/ttrpc/errors.js";
 import { Code } from "../../src/ttrpc/status.js";
 import { runs } from "../support/fc.js";
-import { eventually } from "../support/wait.js";
+import { eventually, waitFor } from "../support/wait.js";
 import { type Harness, dec, enc, useHarness } from "./harness.js";
 
 /** What the model knows: how many connections were dropped so far. */
@@ -197,13 +197,8 @@ describe("ttrpc client/server model", () => {
       fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), async (cmds) => {
         const real: Real = { harness, client: await harness.client(), outcomes: [], settles: new Map() };
         await fc.asyncModelRun(() => ({ model: { generation: 0 }, real }), cmds);
-        const all = Promise.all(real.outcomes.map((o) => o.settled));
-        let timer: NodeJS.Timeout | undefined;
-        const hung = new Promise<never>((_, rej) => {
-          timer = setTimeout(() => rej(new Error(`calls left hanging: ${[...real.settles].filter(([, n]) => n === 0).map(([k]) => k).join(", ")}`)), 5000);
-        });
-        await Promise.race([all, hung]);
-        clearTimeout(timer);
+        // No deadline of its own: a call left hanging times the test out, named.
+        await waitFor(Promise.all(real.outcomes.map((o) => o.settled)), () => `every call to settle; hanging: ${[...real.settles].filter(([, n]) => n === 0).map(([k]) => k).join(", ")}`);
         for (const [what, n] of real.settles) expect(n, what).toBe(1);
         expect(real.client.pending).toBe(0);
         real.client.close();

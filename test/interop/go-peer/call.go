@@ -372,7 +372,9 @@ func (c *checker) deadlineChecks(cl *ttrpc.Client) {
 		start := time.Now()
 		_, err := unary(ctx, cl, "Sleep", []byte("1000:client-deadline"))
 		el := time.Since(start)
-		return errors.Is(err, context.DeadlineExceeded) && el < 900*time.Millisecond,
+		// The error says whose deadline ended it (the server would answer after 1000 ms); how
+		// long that took is printed, not judged: it depends on the machine.
+		return errors.Is(err, context.DeadlineExceeded),
 			fmt.Sprintf("after %dms: %v", el.Milliseconds(), err)
 	})
 	c.run("server-timeout-nano-sleep", 10*time.Second, func() (bool, string) {
@@ -382,16 +384,22 @@ func (c *checker) deadlineChecks(cl *ttrpc.Client) {
 		_, err := unary(ctx, cl, "Sleep", []byte("2000:server-deadline"))
 		el := time.Since(start)
 		ok, d := wantStatus(err, codes.DeadlineExceeded, "")
-		return ok && el >= 150*time.Millisecond && el < 1500*time.Millisecond, fmt.Sprintf("after %dms: %s", el.Milliseconds(), d)
+		// DEADLINE_EXCEEDED, not the answer the sleep would give after 2000 ms; and not before
+		// the deadline could have passed (timers never fire early).
+		return ok && el >= 150*time.Millisecond, fmt.Sprintf("after %dms: %s", el.Milliseconds(), d)
 	})
 	c.run("deadline-from-timeout-nano", 10*time.Second, func() (bool, string) {
+		start := time.Now()
 		got, err := unary(ctxT(2*time.Second), cl, "Deadline", nil)
+		el := time.Since(start)
 		if err != nil {
 			return false, describe(err)
 		}
+		// The server's deadline is its receipt plus timeout_nano (at most 2 s): what it has left
+		// lies between 2 s less this round trip and 2 s, however slow the machine.
 		v, perr := strconv.ParseInt(string(got), 10, 64)
-		return perr == nil && v > int64(1500*time.Millisecond) && v <= int64(2*time.Second),
-			fmt.Sprintf("client timeout 2s, server saw %q ns left", got)
+		return perr == nil && v >= int64(2*time.Second-el) && v <= int64(2*time.Second),
+			fmt.Sprintf("client timeout 2s, server saw %q ns left after a %dms round trip", got, el.Milliseconds())
 	})
 	c.run("deadline-none", 10*time.Second, func() (bool, string) {
 		got, err := unary(context.Background(), cl, "Deadline", nil)
