@@ -2,21 +2,25 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import type { DescMessage } from "@bufbuild/protobuf";
 import * as alpha from "../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../gen/v1beta1/api_pb.js";
-import { formatEvent } from "../../src/api/events.js";
 
 /**
  * The reference translation, through the generated types: decode, build the other message with
- * create(), encode. It shares no code with src/translate (its tables come from PROTOCOL.md §2 and
- * the descriptors), so the property tests compare two independent implementations.
+ * create(), encode. It imports nothing from src (its tables come from PROTOCOL.md §2 and the
+ * descriptors), so the property tests compare two independent implementations.
  */
 
 /** The nine StateChange events of PROTOCOL.md §2, and which of them carry a container. */
 export const NINE: readonly number[] = [1, 2, 3, 5, 6, 7, 9, 11, 13];
 export const POD_ONLY: readonly number[] = [1, 2, 3, 13];
 
-/** The v1beta1 Plugin method of an event, by the enum's name (`POST_UPDATE_POD_SANDBOX` -> `PostUpdatePodSandbox`). */
+/** The v1beta1 Plugin method of an event, by the enum's name in the descriptor (`POST_UPDATE_POD_SANDBOX` -> `PostUpdatePodSandbox`). */
 export function refMethod(event: number): string {
-  return formatEvent(event);
+  const value = beta.EventSchema.values.find((v) => v.number === event);
+  if (value === undefined) throw new Error(`test: no event ${event}`);
+  return value.name
+    .split("_")
+    .map((w) => w.charAt(0) + w.slice(1).toLowerCase())
+    .join("");
 }
 
 function methodDesc(service: typeof beta.Plugin | typeof alpha.Plugin, name: string) {
