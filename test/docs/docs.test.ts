@@ -1,14 +1,17 @@
 /**
- * The docs cannot drift from the code: every ```ts block of README.md, CONTRIBUTING.md,
- * CHANGELOG.md and docs/*.md type-checks against the package as users import it (`nri-wire/...`,
- * resolved to src/ by tsconfig.json's paths), blocks marked ```ts run also run and exit 0, and
- * every relative link points at a file that exists and, with a #fragment, at a heading there.
+ * The docs cannot drift from the code. Every Markdown page the package ships, and
+ * CONTRIBUTING.md, is read with every fenced block (``` and ~~~, indented inside lists too):
+ * ```ts blocks type-check against the package as users import it (`nri-wire/...`, resolved to
+ * src/ by tsconfig.json's paths) and ```ts run blocks also run and exit 0, ```json blocks parse,
+ * ```sh blocks pass `bash -n`; a block of any other language, or one exempt on purpose, says so
+ * with `nocheck` in its info string, and the check lists those. Every relative link points at a
+ * file that exists and, with a #fragment, at a heading there.
  */
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { anchors, type CodeBlock, codeBlocks, documents, links, read } from "./markdown.js";
 import { bundle } from "../../src/ship/bundle.js";
 import { RETRY_MS } from "../../src/ship/launcher.js";
@@ -19,6 +22,11 @@ const run = promisify(execFile);
 
 const docs = documents(ROOT);
 const blocks = docs.flatMap((f) => codeBlocks(f, read(ROOT, f)));
+const ts = blocks.filter((b) => b.lang === "ts");
+
+/** The languages the check verifies, with the flags each may carry; any other block must say `nocheck`. */
+const CHECKED: Record<string, readonly string[]> = { ts: ["nocheck", "run"], json: ["nocheck"], sh: ["nocheck"] };
+const where = (b: CodeBlock): string => `${b.file}:${b.line}`;
 
 /** The file a block is written to: named after its document and line, so an error points there. */
 function blockFile(b: CodeBlock): string {
@@ -28,16 +36,65 @@ function blockFile(b: CodeBlock): string {
 afterAll(() => rmSync(BLOCKS, { recursive: true, force: true }));
 
 describe("docs", () => {
+  it("covers every Markdown page under docs/ (each one shipped), README.md, CHANGELOG.md and CONTRIBUTING.md", () => {
+    const pages = (dir: string): string[] =>
+      readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? pages(`${dir}/${e.name}`) : e.name.endsWith(".md") ? [`${dir}/${e.name}`] : []));
+    expect(docs).toEqual(["CHANGELOG.md", "CONTRIBUTING.md", "README.md", ...pages("docs")].sort());
+    expect(docs.filter((d) => d.startsWith("docs/bench/")).length).toBeGreaterThan(0);
+  });
+
+  it("reads every fence style: ``` and ~~~, indented inside a list item, closed by a run at least as long", () => {
+    const text = ["- a step:", "", "  ```ts", "  const a = 1;", "    const b = 2;", "  ```", "", "~~~~sh nocheck", "```", "echo hi", "~~~~", "````json", "{}", "```", "````", "", "text with ```inline``` code"].join("\n");
+    expect(codeBlocks("x.md", text).map((b) => [b.line, b.lang, b.flags, b.code])).toEqual([
+      [3, "ts", [], "const a = 1;\n  const b = 2;"],
+      [8, "sh", ["nocheck"], "```\necho hi"],
+      [12, "json", [], "{}\n```"],
+    ]);
+    expect(() => codeBlocks("x.md", "~~~ts\nopen")).toThrow("x.md:1: code block never closed");
+  });
+
+  it("every block names its language and is checked, or says nocheck (listed here)", () => {
+    const wrong: string[] = [];
+    for (const b of blocks) {
+      const allowed = CHECKED[b.lang] ?? ["nocheck"];
+      if (b.lang === "") wrong.push(`${where(b)}: a block without a language (\`\`\`text nocheck for plain text)`);
+      else if (!(b.lang in CHECKED) && !b.nocheck) wrong.push(`${where(b)}: \`\`\`${b.lang} is not a language the check verifies: mark it \`\`\`${b.lang} nocheck`);
+      for (const f of b.flags) if (!allowed.includes(f)) wrong.push(`${where(b)}: unknown code block flag "${f}" for ${b.lang}`);
+    }
+    expect(wrong).toEqual([]);
+    const unchecked = blocks.filter((b) => b.nocheck);
+    console.log(`docs: ${blocks.length} blocks in ${docs.length} pages; not checked (nocheck): ${unchecked.map((b) => `${where(b)} ${b.lang}`).join(", ")}`);
+  });
+
   it("README.md and docs/ hold TypeScript blocks, few of them exempt from type checking", () => {
-    expect(docs).toContain("README.md");
-    expect(blocks.length).toBeGreaterThan(5);
-    expect(blocks.filter((b) => b.nocheck).length).toBeLessThanOrEqual(blocks.length / 4);
+    expect(ts.length).toBeGreaterThan(5);
+    expect(ts.filter((b) => b.nocheck).length).toBeLessThanOrEqual(ts.length / 4);
+  });
+
+  it("every ```json block parses", () => {
+    const json = blocks.filter((b) => b.lang === "json" && !b.nocheck);
+    expect(json.length).toBeGreaterThan(0);
+    for (const b of json) expect(() => JSON.parse(b.code), where(b)).not.toThrow();
+  });
+
+  it("every ```sh block is valid shell (bash -n)", async () => {
+    const sh = blocks.filter((b) => b.lang === "sh" && !b.nocheck);
+    expect(sh.length).toBeGreaterThan(0);
+    const bad: string[] = [];
+    for (const b of sh) {
+      const r = await new Promise<string>((resolve) => {
+        const child = execFile("bash", ["-n"], (err, _out, stderr) => resolve(err === null ? "" : stderr.trim()));
+        child.stdin!.end(b.code);
+      });
+      if (r !== "") bad.push(`${where(b)}: ${r}`);
+    }
+    expect(bad).toEqual([]);
   });
 
   it("every ```ts block type-checks against nri-wire as users import it", async () => {
     rmSync(BLOCKS, { recursive: true, force: true });
     mkdirSync(BLOCKS, { recursive: true });
-    const checked = blocks.filter((b) => !b.nocheck);
+    const checked = ts.filter((b) => !b.nocheck);
     for (const b of checked) writeFileSync(blockFile(b), `${b.code}\nexport {};\n`);
     writeFileSync(
       join(BLOCKS, "tsconfig.json"),
@@ -55,13 +112,16 @@ describe("docs", () => {
     expect(out.trim()).toBe("");
   }, 300_000);
 
-  const runnable = blocks.filter((b) => b.run);
+  const runnable = ts.filter((b) => b.run);
   it.each(runnable.map((b) => [`${b.file}:${b.line}`, b] as const))("the ```ts run block at %s runs and exits 0", async (_, b) => {
     mkdirSync(BLOCKS, { recursive: true });
     const file = blockFile(b);
     writeFileSync(file, `${b.code}\nexport {};\n`);
-    const r = await run(process.execPath, ["--import", "tsx", file], { cwd: ROOT, timeout: 60_000 });
-    expect(r.stderr).toBe("");
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = execFile(process.execPath, ["--import", "tsx", file], { cwd: ROOT }, (err, _out, stderr) => resolve({ code: err === null ? 0 : (child.exitCode ?? null), stderr }));
+      onTestFinished(() => void child.kill("SIGKILL"));
+    });
+    expect(r).toEqual({ code: 0, stderr: "" });
   }, 90_000);
 
   it("links in the documents the package ships point at files the package ships (absolute URLs for the rest)", () => {

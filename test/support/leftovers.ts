@@ -10,8 +10,8 @@ import { join } from "node:path";
  * are not the tests' and are let be.
  */
 
-/** Entries made by the tools, not by the tests: tsx's compile cache. */
-const TOOL_CACHES = [/^tsx-\d+$/u];
+/** Entries made by the tools, not by the tests: tsx's compile cache, Node's module compile cache. */
+const TOOL_CACHES = [/^tsx-\d+$/u, /^node-compile-cache$/u];
 
 export default function setup(): () => void {
   const outer = process.env.TMPDIR;
