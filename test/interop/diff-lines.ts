@@ -64,8 +64,9 @@ function walk(v: unknown, f: (key: string, value: unknown) => unknown): unknown 
  * - mount removal markers: runs sorted (Go map order);
  * - the namespaces of the container a CreateContainer plugin receives: sorted by type (Go
  *   rebuilds that list from a map once a plugin adjusted namespaces);
- * - errors of a scenario's `equivalentErrors` set: replaced by the set's first (several
- *   validators rejecting at once: Go reports whichever finished first);
+ * - errors and logged lines of a scenario's `equivalentErrors` set: replaced by the set's first
+ *   (several validators rejecting at once: Go reports whichever finished first); logged lines
+ *   sorted again after;
  * - `proto:` and a no-break space, which protobuf-go puts in its errors instead of a space in
  *   some builds (on purpose, so that nobody matches them): a space.
  */
@@ -83,10 +84,9 @@ export function normalizeLine(line: string, scenario: Scenario): string {
       linux.namespaces = [...linux.namespaces].sort((a, b) => byText(canonicalJson(a), canonicalJson(b)));
     }
   }
-  if (isObject(v) && typeof v.error === "string") {
-    const set = scenario.equivalentErrors?.find((s) => s.includes(v.error as string));
-    if (set) v.error = set[0];
-  }
+  const equivalent = (text: string): string => scenario.equivalentErrors?.find((s) => s.includes(text))?.[0] ?? text;
+  if (isObject(v) && typeof v.error === "string") v.error = equivalent(v.error);
+  if (isObject(v) && typeof v.log === "string" && Array.isArray(v.lines)) v.lines = (v.lines as string[]).map((l) => equivalent(l)).sort(byText);
   return canonicalJson(v);
 }
 
@@ -108,6 +108,21 @@ export function sortValidatorMetrics(lines: readonly string[]): string[] {
     i = j;
   }
   return out;
+}
+
+/** The runtime's log lines, by level, as a driver prints them last: `{"log": level, "lines": [...]}`. */
+export type LogLines = Record<string, string[]>;
+
+/** A driver's output split into the runtime's log lines (by level) and the other lines. */
+export function splitLogs(lines: readonly string[]): { rest: string[]; logs: LogLines } {
+  const rest: string[] = [];
+  const logs: LogLines = {};
+  for (const line of lines) {
+    const v: unknown = line.startsWith('{"lines":') ? JSON.parse(line) : undefined;
+    if (isObject(v) && typeof v.log === "string" && Array.isArray(v.lines)) logs[v.log] = v.lines as string[];
+    else rest.push(line);
+  }
+  return { rest, logs };
 }
 
 /** A readable account of where two line lists first differ, with the lines around it. */

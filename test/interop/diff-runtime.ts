@@ -89,6 +89,8 @@ class Driver {
   private readonly records: string[] = [];
   private readonly closed = new Map<string, Signal>();
   private syncTag = "preinstalled";
+  /** What the runtime logged, by level, for the "log" lines `finish` prints. */
+  private readonly logs: Record<"error" | "warn" | "info", string[]> = { error: [], warn: [], info: [] };
   private synced = new Signal<Error | undefined>();
   private runtime: NriRuntime | undefined;
 
@@ -118,6 +120,7 @@ class Driver {
 
   /** The runtime logs what Go logs; a plugin connection going away is the signal a kill waits for. */
   private onInfo = (message: string): void => {
+    this.logs.info.push(message.replaceAll(this.work, "<work>"));
     const m = /^connection to plugin "(.*)" closed$/.exec(message);
     if (m) this.closedSignal(m[1]!).resolve();
     if (process.env.DIFF_PEER_LOG) process.stderr.write(`[diff-runtime] info: ${message}\n`);
@@ -127,7 +130,8 @@ class Driver {
     const pluginDir = this.preparePluginDir();
     const pods = (this.sc.state?.pods ?? []).map((p) => parse(PodSandboxSchema, p));
     const containers = (this.sc.state?.containers ?? []).map((c) => parse(ContainerSchema, c));
-    const log = (level: string) => (message: string) => {
+    const log = (level: "warn" | "error") => (message: string) => {
+      this.logs[level].push(message.replaceAll(this.work, "<work>"));
       if (process.env.DIFF_PEER_LOG) process.stderr.write(`[diff-runtime] ${level}: ${message}\n`);
     };
     this.runtime = new NriRuntime({
@@ -140,6 +144,7 @@ class Driver {
       ...(this.sc.requestTimeoutMs ? { requestTimeoutMs: this.sc.requestTimeoutMs } : {}),
       ...(this.sc.defaultValidator ? { defaultValidator: this.sc.defaultValidator } : {}),
       synchronize: async (sync) => {
+        if (this.sc.syncError !== undefined) throw new Error(this.sc.syncError);
         let updates: ContainerUpdate[];
         try {
           updates = await sync(pods, containers);
@@ -303,7 +308,7 @@ class Driver {
     await this.runtime?.stop().catch(() => undefined);
   }
 
-  /** Stops the runtime and every plugin, then prints each plugin's record. */
+  /** Stops the runtime and every plugin, then prints each plugin's record and, per level, what the runtime logged (sorted, as the Go driver prints it). */
   private async finish(): Promise<void> {
     await this.rt.stop();
     for (const p of this.plugins) {
@@ -319,6 +324,7 @@ class Driver {
       }
       for (const line of text.split("\n")) if (line !== "") this.emit({ plugin: id, record: JSON.parse(line) as unknown });
     }
+    for (const level of ["error", "warn", "info"] as const) this.emit({ log: level, lines: [...this.logs[level]].sort() });
   }
 }
 

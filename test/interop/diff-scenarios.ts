@@ -71,6 +71,8 @@ export interface Scenario {
   registrationTimeoutMs?: number;
   defaultValidator?: DefaultValidatorConfig;
   state?: { pods: Json[]; containers: Json[] };
+  /** The synchronize callback fails with this error instead of synchronizing (Start then fails). */
+  syncError?: string;
   updateFn?: { failed?: Json[]; error?: string };
   preinstalled?: { file: string; script: Script }[];
   conf?: Record<string, string>;
@@ -78,8 +80,9 @@ export interface Scenario {
   plugins?: External[];
   steps: Step[];
   /**
-   * Error texts Go may give in any order (several validators rejecting at once: the first to
-   * finish wins). The comparison maps each text of a set to the set's first.
+   * Error texts that depend on which of two things comes first (several validators rejecting at
+   * once: the first to finish wins). The comparison maps each text of a set, in an event's error
+   * or a logged line, to the set's first.
    */
   equivalentErrors?: string[][];
 }
@@ -707,6 +710,8 @@ export const SCENARIOS: Record<string, Scenario> = {
       creator("20", "good", adjust({ annotations: { good: "1" } })),
     ],
     steps: [create(ctr("ctr1"))],
+    // pkg/stub closes its connection as it answers a failed Configure (see preinstalled-failing).
+    equivalentErrors: [["failed to start external plugin: failed to configure plugin: rpc error: code = Unknown desc = no configuration for me", "failed to start external plugin: failed to configure plugin: ttrpc: closed"]],
   },
 
   synchronize: {
@@ -779,6 +784,14 @@ export const SCENARIOS: Record<string, Scenario> = {
   "preinstalled-failing": {
     description: "pre-installed plugins failing configuration or synchronization are skipped; the rest start",
     state: STATE,
+    // pkg/stub closes its connection as it answers a failed Configure: a runtime reads the answer
+    // or sees the connection closed first, whichever comes.
+    equivalentErrors: [
+      [
+        'failed to start pre-installed NRI plugin "bad-config": failed to configure plugin: rpc error: code = Unknown desc = bad config',
+        'failed to start pre-installed NRI plugin "bad-config": failed to configure plugin: ttrpc: closed',
+      ],
+    ],
     preinstalled: [
       { file: "10-bad-config", script: { configureError: "bad config" } },
       { file: "20-bad-mask", script: { rawEvents: 1 << 16 } },
@@ -786,6 +799,12 @@ export const SCENARIOS: Record<string, Scenario> = {
       { file: "40-good", script: { events: CREATE_ONLY, on: { CreateContainer: [adjust({ annotations: { good: "1" } })] } } },
     ],
     steps: [create(ctr("ctr1"))],
+  },
+
+  "start-sync-error": {
+    description: "a synchronize callback that fails fails Start",
+    syncError: "state unavailable",
+    steps: [],
   },
 
   "preinstalled-bad-file-name": {

@@ -4,6 +4,8 @@ import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
 import { NriPlugin } from "../../src/plugin/index.js";
 import { type BuiltinPlugin, type Deprecation, NriRuntime, eventsOf } from "../../src/runtime/index.js";
 import { LogRecorder, cleanups, runCleanups, startRuntime } from "../support/nri-runtime.js";
+import { exactly } from "../support/errors.js";
+import { goText } from "../support/go-texts.js";
 import { tempDir } from "../support/temp.js";
 
 afterEach(runCleanups);
@@ -59,7 +61,7 @@ describe("builtin plugins", () => {
         },
       },
     ]);
-    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(/^validator "05-v" rejected container adjustment, reason: no plugins allowed, saw 05-v$/u);
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText("event: a validator rejected", { "80-v1": "05-v", "no way": "no plugins allowed, saw 05-v" })));
   });
 
   it("the default validator is installed first, as 00-default-validator, when enabled", async () => {
@@ -68,9 +70,7 @@ describe("builtin plugins", () => {
       { defaultValidator: { enable: true, rejectOCIHookAdjustment: true } },
     );
     expect(runtime.plugins.map((p) => p.id)).toEqual(["00-default-validator", "10-hooks"]);
-    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(
-      /^validator "00-default-validator" rejected container adjustment, reason: .*10-hooks.*OCI hook/u,
-    );
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText("event: the default validator refused an OCI hook", { "10-a": "10-hooks" })));
   });
 
   it("a builtin without index or name fails the runtime's start with the reference's text", async () => {
@@ -90,8 +90,9 @@ describe("builtin plugins", () => {
     const { runtime, logs } = await inProcess(
       [
         {
+          // Named as in the differential scenario "failure-policy-other-events", for Go's text.
           idx: "10",
-          name: "slow",
+          name: "keep",
           handlers: {
             runPodSandbox: (_req, ctx) => {
               calls++;
@@ -103,7 +104,7 @@ describe("builtin plugins", () => {
       { requestTimeoutMs: 50 },
     );
     await runtime.runPodSandbox({ pod });
-    expect(logs.at("warn")).toContain("plugin 10-slow failed to handle RunPodSandbox request, proceeding without it: context deadline exceeded");
+    expect(logs.at("warn")).toContain(goText("warn: a plugin timed out on RunPodSandbox, proceeding"));
     // A builtin is marked closed and dropped like any other plugin.
     expect(runtime.plugins).toEqual([]);
     expect(calls).toBe(1);
@@ -122,7 +123,7 @@ describe("builtin plugins", () => {
         throw new Error("state unavailable");
       },
     });
-    await expect(rt.start()).rejects.toThrow("failed to synchronize pre-installed NRI Plugins: state unavailable");
+    await expect(rt.start()).rejects.toThrow(exactly(goText("start: the synchronize callback failed")));
   });
 });
 

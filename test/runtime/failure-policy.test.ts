@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { CallContext } from "../../src/ttrpc/server.js";
+import { exactly } from "../support/errors.js";
+import { goText } from "../support/go-texts.js";
 import { runCleanups, scriptedPlugin, startRuntime } from "../support/nri-runtime.js";
 
 afterEach(runCleanups);
@@ -12,7 +14,8 @@ function tooLate(ctx: CallContext): Promise<object> {
   return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({}), { once: true }));
 }
 
-const TIMEOUT_TEXT = "plugin 10-slow failed to handle CreateContainer request: context deadline exceeded";
+// Go's texts, recorded from the Go runtime on the differential scenarios (test/interop/go-texts.ts).
+const TIMEOUT_TEXT = goText("event: a plugin timed out, fail_request");
 
 describe("failure policy with a plugin that times out", () => {
   // {fail_request, keep_connected} -> does the event fail, does the plugin stay
@@ -52,15 +55,15 @@ describe("failure policy with a plugin that times out", () => {
 
     const first = runtime.createContainer({ pod, container });
     if (outcome === "fails") {
-      await expect(first).rejects.toThrow(TIMEOUT_TEXT);
+      await expect(first).rejects.toThrow(exactly(TIMEOUT_TEXT));
       expect(next).toEqual([]);
     } else {
       expect((await first).adjust?.annotations).toEqual({ next: "yes" });
       expect(next).toEqual(["ctr0"]);
-      expect(logs.at("warn")).toContain("plugin 10-slow failed to handle CreateContainer request, proceeding without it: context deadline exceeded");
+      expect(logs.at("warn")).toContain(goText("warn: a plugin timed out, proceeding"));
     }
     expect(runtime.plugins.map((p) => p.id)).toEqual(fate === "kept" ? ["10-slow", "20-next"] : ["20-next"]);
-    if (fate === "dropped") expect(logs.at("error")).toContain("closing plugin 10-slow, failed to handle CreateContainer request: context deadline exceeded");
+    if (fate === "dropped") expect(logs.at("error")).toContain(goText("error: a plugin timed out, closing it"));
 
     // A kept plugin gets later events; a dropped one never again.
     await runtime.createContainer({ pod, container: { id: "ctr1" } }).catch(() => undefined);
@@ -75,14 +78,14 @@ describe("failure policy with a plugin that times out", () => {
       configure: { failurePolicy: { failRequest: false } },
       impl: {
         runPodSandbox: () => {
-          throw new Error("boom");
+          throw new Error("nope");
         },
       },
     });
     let later = 0;
     await scriptedPlugin(socket, { idx: "20", name: "later", impl: { runPodSandbox: () => (later++, {}) } });
     await runtime.waitForPlugins(2);
-    await expect(runtime.runPodSandbox({ pod })).rejects.toThrow(/^rpc error: code = Unknown desc = boom$/u);
+    await expect(runtime.runPodSandbox({ pod })).rejects.toThrow(exactly(goText("event: a plugin's error")));
     expect(later).toBe(0);
     expect(runtime.plugins.map((p) => p.id)).toEqual(["10-boom", "20-later"]);
   });
@@ -104,7 +107,7 @@ describe("failure policy with a plugin that times out", () => {
       },
     });
     await runtime.waitForPlugins(1);
-    await expect(runtime.createContainer({ pod, container }, { signal: abort.signal })).rejects.toThrow(/^context canceled$/u);
+    await expect(runtime.createContainer({ pod, container }, { signal: abort.signal })).rejects.toThrow(exactly(goText("go: canceled")));
     expect(runtime.plugins.map((p) => p.id)).toEqual(["10-slow"]);
     await runtime.startContainer({ pod, container });
     expect(calls).toBe(2);
@@ -117,7 +120,7 @@ describe("failure policy with a plugin that times out", () => {
     await scriptedPlugin(socket, { idx: "20", name: "here", impl: { startContainer: () => (reached++, {}) } });
     await runtime.waitForPlugins(2);
     gone.mux.close();
-    await logs.waitFor((l) => l === 'info: connection to plugin "10-gone" closed');
+    await logs.waitFor((l) => l === `info: ${goText("info: a plugin's connection closed")}`);
     await runtime.startContainer({ pod, container });
     expect(reached).toBe(1);
     expect(runtime.plugins.map((p) => p.id)).toEqual(["20-here"]);
@@ -144,19 +147,20 @@ describe("failure policy with a plugin that times out", () => {
   it("and fails the event with the reference's text when the policy says fail_request", async () => {
     const { runtime, socket } = await startRuntime();
     let dying: Awaited<ReturnType<typeof scriptedPlugin>> | undefined;
+    // As the differential scenario plugin-exits-during-event has it, for Go's text.
     dying = await scriptedPlugin(socket, {
-      idx: "10",
-      name: "dying",
+      idx: "20",
+      name: "strict",
       configure: { failurePolicy: { failRequest: true, keepConnected: true } },
       impl: {
-        removeContainer: () => {
+        createContainer: () => {
           setImmediate(() => dying!.mux.close());
           return new Promise(() => undefined);
         },
       },
     });
     await runtime.waitForPlugins(1);
-    await expect(runtime.removeContainer({ pod, container })).rejects.toThrow(/^plugin 10-dying failed to handle RemoveContainer request: ttrpc: closed$/u);
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText("event: a connection lost during the event, fail_request")));
     // A lost connection drops the plugin even with keep_connected.
     expect(runtime.plugins).toEqual([]);
   });
@@ -165,45 +169,52 @@ describe("failure policy with a plugin that times out", () => {
 describe("validators", () => {
   it("a validator's error fails the event whatever its policy, with the reference's text", async () => {
     const { runtime, socket } = await startRuntime();
+    // Named and failing as in the differential scenario "validators", for Go's text.
     await scriptedPlugin(socket, {
-      idx: "90",
-      name: "v",
+      idx: "80",
+      name: "v1",
       configure: { events: 1 << 13, failurePolicy: { failRequest: false } },
       impl: {
         validateContainerAdjustment: () => {
-          throw new Error("cannot decide");
+          throw new Error("broken");
         },
       },
     });
     await runtime.waitForPlugins(1);
-    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(/^validator plugin 90-v failed: rpc error: code = Unknown desc = cannot decide$/u);
-    expect(runtime.plugins.map((p) => p.id)).toEqual(["90-v"]);
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText("event: a validator's error")));
+    expect(runtime.plugins.map((p) => p.id)).toEqual(["80-v1"]);
   });
 
+  // Named as in the differential scenario "validator-failure-policy", for Go's texts.
   it.each([
-    [false, "dropped"],
-    [true, "kept"],
-  ] as const)("a validator timing out fails the event (keep_connected=%s: %s)", async (keepConnected, fate) => {
+    [false, "dropped", "90", "drop", "event: a validator timed out"],
+    [true, "kept", "80", "keep", "event: a validator timed out, keep_connected"],
+  ] as const)("a validator timing out fails the event (keep_connected=%s: %s)", async (keepConnected, fate, idx, name, text) => {
     const { runtime, socket } = await startRuntime({ requestTimeoutMs: 150 });
     await scriptedPlugin(socket, {
-      idx: "90",
-      name: "v",
+      idx,
+      name,
       configure: { events: 1 << 13, failurePolicy: { keepConnected } },
       impl: { validateContainerAdjustment: (_req, ctx) => tooLate(ctx) },
     });
     await runtime.waitForPlugins(1);
-    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(/^validator plugin 90-v failed: context deadline exceeded$/u);
-    expect(runtime.plugins.map((p) => p.id)).toEqual(fate === "kept" ? ["90-v"] : []);
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText(text)));
+    expect(runtime.plugins.map((p) => p.id)).toEqual(fate === "kept" ? [`${idx}-${name}`] : []);
   });
 
   it("a rejection reads as the reference's, an empty reason as unknown", async () => {
+    // The validators of the differential scenario "validators", for Go's texts: 80-v1 rejects
+    // the first container with "no way", 90-v2 the second with no reason.
     const { runtime, socket } = await startRuntime();
-    let reason = "too much memory";
-    await scriptedPlugin(socket, { idx: "90", name: "v", configure: { events: 1 << 13 }, impl: { validateContainerAdjustment: () => ({ reject: true, reason }) } });
-    await runtime.waitForPlugins(1);
-    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(/^validator "90-v" rejected container adjustment, reason: too much memory$/u);
-    reason = "";
-    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(/^validator "90-v" rejected container adjustment, reason: unknown rejection reason$/u);
+    let call = 0;
+    const verdict = (mine: number, reason: string) => () => (call === mine ? { reject: true, reason } : {});
+    await scriptedPlugin(socket, { idx: "80", name: "v1", configure: { events: 1 << 13 }, impl: { validateContainerAdjustment: verdict(1, "no way") } });
+    await scriptedPlugin(socket, { idx: "90", name: "v2", configure: { events: 1 << 13 }, impl: { validateContainerAdjustment: verdict(2, "") } });
+    await runtime.waitForPlugins(2);
+    call = 1;
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText("event: a validator rejected")));
+    call = 2;
+    await expect(runtime.createContainer({ pod, container })).rejects.toThrow(exactly(goText("event: a validator rejected without a reason")));
   });
 });
 
@@ -223,7 +234,7 @@ describe("teardown", () => {
           },
           runPodSandbox: () => {
             reached.push(idx);
-            if (fails) throw new Error("cannot run");
+            if (fails) throw new Error("nope");
             return {};
           },
         },
@@ -235,7 +246,7 @@ describe("teardown", () => {
 
   it("by default a plugin error stops StopPodSandbox, as containerd/nri v0.12.5 does", async () => {
     const { runtime, reached } = await stopping("fail");
-    await expect(runtime.stopPodSandbox({ pod })).rejects.toThrow(/^rpc error: code = Unknown desc = cannot stop$/u);
+    await expect(runtime.stopPodSandbox({ pod })).rejects.toThrow(exactly(goText("event: a plugin's error on StopPodSandbox")));
     expect(reached).toEqual(["10"]);
   });
 
@@ -243,9 +254,10 @@ describe("teardown", () => {
     const { runtime, reached, logs } = await stopping("continue");
     await runtime.stopPodSandbox({ pod });
     expect(reached).toEqual(["10", "20"]);
-    expect(logs.at("warn")).toContain("plugin 10-t failed StopPodSandbox, teardown goes on: rpc error: code = Unknown desc = cannot stop");
+    // nri-wire's own warning (Go has no teardownErrors), ending with Go's text of the error.
+    expect(logs.at("warn")).toContain(`plugin 10-t failed StopPodSandbox, teardown goes on: ${goText("event: a plugin's error on StopPodSandbox")}`);
     reached.length = 0;
-    await expect(runtime.runPodSandbox({ pod })).rejects.toThrow("rpc error: code = Unknown desc = cannot run");
+    await expect(runtime.runPodSandbox({ pod })).rejects.toThrow(exactly(goText("event: a plugin's error")));
     expect(reached).toEqual(["10"]);
   });
 });

@@ -23,3 +23,8 @@ export async function expectRejection<E extends Error>(kind: ErrorClass<E>, p: P
   expect(e).toBeInstanceOf(kind);
   return e as E;
 }
+
+/** A pattern matching `text` and nothing more, for `toThrow` (which takes a string as a part). */
+export function exactly(text: string): RegExp {
+  return new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/gu, "\\$&")}$`, "u");
+}

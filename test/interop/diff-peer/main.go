@@ -3,6 +3,7 @@
 //
 //	diff-peer runtime --scenario FILE --work DIR   (a runtime on pkg/adaptation)
 //	diff-peer plugin  --script FILE --record FILE [--socket PATH --name NAME --idx NN]
+//	diff-peer texts                                (Go's own texts a runtime passes on, as JSON)
 //
 // The runtime prints one canonical JSON line per outcome on stdout (../DIFF.md); the plugin
 // (pkg/stub) acts out its script and appends what it received to its record file. The
@@ -27,14 +28,22 @@ func main() {
 		runRuntime(os.Args[2:])
 	case "plugin":
 		runPlugin(os.Args[2:])
+	case "texts":
+		printTexts()
 	default:
 		usage()
 	}
 }
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage:\n  %[1]s runtime --scenario FILE --work DIR\n  %[1]s plugin --script FILE --record FILE [--socket PATH --name NAME --idx NN]\n", os.Args[0])
+	fmt.Fprintf(os.Stderr, "usage:\n  %[1]s runtime --scenario FILE --work DIR\n  %[1]s plugin --script FILE --record FILE [--socket PATH --name NAME --idx NN]\n  %[1]s texts\n", os.Args[0])
 	os.Exit(2)
+}
+
+// printTexts prints, as one JSON object, the texts of Go's own errors that a runtime on
+// pkg/adaptation passes on unchanged where no scenario shows them (a canceled event).
+func printTexts() {
+	emit(map[string]any{"canceled": context.Canceled.Error(), "deadlineExceeded": context.DeadlineExceeded.Error()})
 }
 
 // fail logs to stderr and exits 1.

@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -45,6 +47,9 @@ type driver struct {
 
 	plugins []*extPlugin // external plugins in the order they were started
 	records []string     // plugin ids with a record file, in output order
+
+	logMu sync.Mutex
+	logs  map[string][]string // what pkg/adaptation logged, by level (info, warn, error)
 }
 
 type extPlugin struct {
@@ -106,7 +111,10 @@ func (d *driver) closedChan(name string) chan struct{} {
 }
 
 func (d *driver) run() {
-	nrilog.Set(&logger{prefix: "[diff-peer runtime]", hook: d.noticeClosed})
+	nrilog.Set(&logger{prefix: "[diff-peer runtime]", hook: func(level, msg string) {
+		d.noticeClosed(level, msg)
+		d.recordLog(level, msg)
+	}})
 	if d.sc.RegistrationTimeoutMs > 0 {
 		adaptation.SetPluginRegistrationTimeout(time.Duration(d.sc.RegistrationTimeoutMs) * time.Millisecond)
 	}
@@ -231,6 +239,9 @@ func (d *driver) syncFn(ctx context.Context, cb adaptation.SyncCB) error {
 	tag := d.syncTag
 	d.syncing = tag
 	d.mu.Unlock()
+	if d.sc.SyncError != "" {
+		return errors.New(d.sc.SyncError)
+	}
 	updates, err := cb(ctx, d.pods, d.ctrs)
 	if err != nil {
 		emit(map[string]any{"sync": tag, "error": err.Error()})
@@ -500,6 +511,22 @@ func (recordingMetrics) UpdatePluginCount(count int) {
 }
 
 // finish stops the runtime and every plugin, then prints each plugin's record.
+// recordLog keeps a line pkg/adaptation logged at info, warn or error level (debug lines are
+// left out), for the "log" lines finish prints.
+func (d *driver) recordLog(level, msg string) {
+	if level == "debug" {
+		return
+	}
+	d.logMu.Lock()
+	defer d.logMu.Unlock()
+	if d.logs == nil {
+		d.logs = map[string][]string{}
+	}
+	d.logs[level] = append(d.logs[level], strings.ReplaceAll(strings.TrimRight(msg, "\n"), d.work, "<work>"))
+}
+
+// finish stops the runtime and every plugin, then prints each plugin's record and, per level,
+// what the runtime logged (sorted: goroutines log in no fixed order).
 func (d *driver) finish() {
 	d.r.Stop()
 	for _, p := range d.plugins {
@@ -520,5 +547,12 @@ func (d *driver) finish() {
 			}
 		}
 	}
+	d.logMu.Lock()
+	for _, level := range []string{"error", "warn", "info"} {
+		lines := append([]string{}, d.logs[level]...)
+		sort.Strings(lines)
+		emit(map[string]any{"log": level, "lines": lines})
+	}
+	d.logMu.Unlock()
 	os.Exit(0)
 }

@@ -20,6 +20,9 @@ type Scenario struct {
 		Pods       []json.RawMessage `json:"pods"`
 		Containers []json.RawMessage `json:"containers"`
 	} `json:"state"`
+	// When set, the runtime's synchronize callback fails with this error instead of
+	// synchronizing (so Start fails).
+	SyncError string `json:"syncError"`
 	// What the runtime's update callback answers to unsolicited updates.
 	UpdateFn struct {
 		Failed []json.RawMessage `json:"failed"`
