@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { buildPrograms, writeRequest } from "../../bench/nri/e2e.js";
 import { recordedRequestBytes } from "../../bench/nri/payload.js";
 import { parsePhases } from "../../bench/nri/phases.js";
-import { runSession } from "../../bench/nri/session.js";
+import { type Programs, runSession } from "../../bench/nri/session.js";
 import { socketDir } from "../interop/support.js";
 import { go, linux, prerequisites } from "../support/prerequisites.js";
 
@@ -25,8 +25,13 @@ describe("bench harness", () => {
   });
 
   describe.skipIf(!sessions.ok)("sessions", () => {
+    // Building is setup (go build and tsc), bounded like every build; the test runs the sessions.
+    let programs: Programs;
+    beforeAll(() => {
+      programs = buildPrograms();
+    }, 600_000);
+
     it("runs the TypeScript and the Go pair through every kind of phase with 3 plugins, reading CPU time, memory and allocation", async () => {
-      const programs = buildPrograms();
       const request = writeRequest(socketDir());
       for (const impl of ["TS", "Go"] as const) {
         const s = await runSession(programs, { runtime: impl, plugin: impl, plugins: 3, request: request.path, phases: "fresh:10,steady:0.1,sparse:1:3", alloc: true });

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { buildPlugin } from "../../src/ship/build.js";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
@@ -37,10 +37,17 @@ function probes(stderr: string): Probe[] {
 // The Node running the tests builds the executable; lines before 25.5 cannot (build-errors.test.ts checks the refusal).
 const gate = prerequisites("ship", "the single executable application tests", [nodeLine("builds a single executable application (25.5 or later)", canBuildSea)]);
 describe.skipIf(!gate.ok)("a single executable application", () => {
-  it.each(["snapshot", "code-cache"] as const)("from a %s runs the entry's top-level code in each started process, under the node options baked in", async (seaStartup) => {
-    const out = join(dir, `out-${seaStartup}`);
-    await buildPlugin({ entry: resolve(import.meta.dirname, "fixtures/probe.ts"), name: "probe", idx: "10", out, tag: "1.0.0", nodeOptions: LOW_FOOTPRINT_OPTIONS, seaStartup });
-    const exe = join(out, "10-probe");
+  const STARTUPS = ["snapshot", "code-cache"] as const;
+  const out = (seaStartup: (typeof STARTUPS)[number]): string => join(dir, `out-${seaStartup}`);
+  // Building is setup (bundling, the SEA blob, the snapshot), bounded like every build; the tests run what it built.
+  beforeAll(async () => {
+    for (const seaStartup of STARTUPS) {
+      await buildPlugin({ entry: resolve(import.meta.dirname, "fixtures/probe.ts"), name: "probe", idx: "10", out: out(seaStartup), tag: "1.0.0", nodeOptions: LOW_FOOTPRINT_OPTIONS, seaStartup });
+    }
+  }, 600_000);
+
+  it.each(STARTUPS)("from a %s runs the entry's top-level code in each started process, under the node options baked in", async (seaStartup) => {
+    const exe = join(out(seaStartup), "10-probe");
     for (const value of ["first", "second"]) {
       const started = Date.now();
       const r = await runExe(exe, ["check"], { NRIW_PROBE: value });
@@ -68,5 +75,5 @@ describe.skipIf(!gate.ok)("a single executable application", () => {
     const renamed = await runExe(exe, ["check"], { NRIW_PROBE: "throw", NRI_PLUGIN_IDX: "20", NRI_PLUGIN_NAME: "renamed" });
     expect(renamed.code).toBe(1);
     expect(renamed.stderr.trimEnd().split("\n").at(-1)).toBe("20-renamed: cannot load the entry: asked to throw");
-  }, 120_000);
+  });
 });
