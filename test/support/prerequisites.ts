@@ -32,6 +32,16 @@ export const root: Need = {
   missing: () => (process.getuid?.() === 0 ? undefined : `running as uid ${process.getuid?.() ?? "unknown"}`),
 };
 
+/**
+ * A user whom file permissions bind (root passes every permission check). Deliberate: CI runs as
+ * root for the runtimes, so the checks that need it run on developers' machines.
+ */
+export const notRoot: Need = {
+  name: "a user file permissions apply to (not root)",
+  deliberate: () => true,
+  missing: () => (process.getuid?.() === 0 ? "running as root" : undefined),
+};
+
 /** A command on PATH, with what it is needed for; `args` runs it to see that it works. */
 export function command(name: string, why: string, args: readonly string[] = ["version"]): Need {
   return {
