@@ -5,9 +5,9 @@ import { join } from "node:path";
 /**
  * A vitest global setup: the run gets a temporary directory of its own (TMPDIR, inherited by
  * every worker and every process the tests start, Go included), and after the run whatever is
- * left in it fails the run, named (the directory is then kept for a look). Tests remove what they make (test/support/temp.ts does it for
- * the directories it hands out). Tool caches that live on purpose in the temporary directory
- * are not the tests' and are let be.
+ * left in it fails the run, named (the directory is then kept for a look). Tests remove what
+ * they make (test/support/temp.ts does it for the directories it hands out). Tool caches that
+ * live in the temporary directory on purpose are not the tests' and are let be.
  */
 
 /** Entries made by the tools, not by the tests: tsx's compile cache, Node's module compile cache. */
