@@ -147,7 +147,7 @@ describe("nri-wire test-plugin --socket with a command: an external plugin", () 
   ])("passes the restart check: %s", async (_, script, name, idx) => {
     const socket = join(socketDir(), "p.sock");
     const plugin = tsCommand(script);
-    const r = await runPeer(cli, ["test-plugin", "--json", "--dialect", "v1beta1", ...SLOW_START, "--socket", socket, "--name", name, "--idx", idx, "--", plugin[0], ...plugin[1], "--socket", socket], 300_000);
+    const r = await runPeer(cli, ["test-plugin", "--json", "--dialect", "v1beta1", ...SLOW_START, "--socket", socket, "--name", name, "--idx", idx, "--", plugin[0], ...plugin[1], "--socket", socket]);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const d = report.dialects[0]!;
     expect(d.checks.filter((c) => c.status === "fail").map((c) => [c.id, c.failures.map((f) => f.message), d.stderr])).toEqual([]);
@@ -183,7 +183,7 @@ describe("nri-wire test-plugin --scenario", () => {
     writeFileSync(other, JSON.stringify({ others: [{ name: "dev", idx: "1" }] }));
     const texts: string[] = [];
     for (const args of [["--expect", join(socketDir(), "missing.json")], ["--expect", unknown], ["--scenario", other]]) {
-      const r = await runPeer(cli, ["test-plugin", ...args, "--", "true"], 60_000);
+      const r = await runPeer(cli, ["test-plugin", ...args, "--", "true"]);
       expect(r.code).toBe(2);
       texts.push(r.stderr.split("\n")[0]!);
     }

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { main } from "../../src/cli/main.js";
 import { TestRuntime } from "../../src/testing/index.js";
+import { file, prerequisites } from "../support/prerequisites.js";
 import { socketDir } from "../support/socket.js";
 
 /**
@@ -15,12 +16,8 @@ import { socketDir } from "../support/socket.js";
  */
 
 const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
+const hasChromium = prerequisites("view", "the browser tests of nri-wire view", [file(CHROMIUM, "Debian's Chromium, which playwright-core drives: apt-get install -y chromium")]).ok;
 const VECTORS = join(import.meta.dirname, "../fixtures/vectors");
-
-if (!hasChromium && process.env.CI !== "true") {
-  console.warn(`view: ${CHROMIUM} not found: the browser tests of nri-wire view are skipped (apt-get install -y chromium runs them)`);
-}
 
 let browser: Browser | undefined;
 beforeAll(async () => {
@@ -56,10 +53,6 @@ function rows(page: Page, selector: string): Promise<string[][]> {
 }
 
 describe("nri-wire view", () => {
-  it.runIf(!hasChromium && process.env.CI === "true")("has Chromium under CI", () => {
-    expect.fail(`${CHROMIUM} is missing: CI must run the browser tests of nri-wire view (apt-get install -y chromium)`);
-  });
-
   it.runIf(hasChromium)("shows a recorded Go session: who spoke what, every call with its latency, the refusal, the container's owners; offline, no console error", async () => {
     const out = join(socketDir(), "go.html");
     const lines: string[] = [];

@@ -4,7 +4,8 @@ import { type BuiltinPlugin, EventError, NriRuntime, type RuntimeOptions } from 
 import type { RuntimeCall, RuntimeInterceptor } from "../../src/runtime/interceptors.js";
 import type { RuntimeMetrics } from "../../src/runtime/metrics.js";
 import { expectRejection } from "../support/errors.js";
-import { LogRecorder, cleanups, runCleanups, startRuntime, tempDir } from "../support/nri-runtime.js";
+import { LogRecorder, cleanups, runCleanups, startRuntime } from "../support/nri-runtime.js";
+import { tempDir } from "../support/temp.js";
 
 afterEach(runCleanups);
 

@@ -2,7 +2,8 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import { type BuiltinPlugin, EventError, NriRuntime } from "../../src/runtime/index.js";
 import { expectRejection } from "../support/errors.js";
-import { cleanups, runCleanups, tempDir } from "../support/nri-runtime.js";
+import { cleanups, runCleanups } from "../support/nri-runtime.js";
+import { tempDir } from "../support/temp.js";
 
 afterEach(runCleanups);
 

@@ -4,20 +4,24 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/socket.js";
+import { go, linux, prerequisites } from "../support/prerequisites.js";
 import { containerd } from "./containerd.js";
 import type { RunningRuntime } from "./runtime.js";
-import { type Built, build, logDir, NRI_WIRE, readText, removeWorkDir, ROOT, run, runForExit, skipReason, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
+import { type Built, build, logDir, NRI_WIRE, readText, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
  * What operators see of a plugin built by `nri-wire build`, with real parts: a real Prometheus
  * (v0.316.0, built from the Go module proxy) scrapes the plugin's /metrics while it runs under a
  * real containerd (v2.4.2) and sees every event of a pod's lifecycle, and `promtool check metrics`
  * finds nothing to say about the text; a real Jaeger all-in-one (v1.76.0) receives one trace that
- * spans an nri-wire runtime and the plugin. Runs as root on Linux with Go (like runtimes.test.ts);
- * elsewhere it prints a notice and skips.
+ * spans an nri-wire runtime and the plugin. Runs as root on Linux with Go (like runtimes.test.ts;
+ * the chart checks need only Go on Linux); elsewhere it prints a notice and skips (under CI=true
+ * it fails).
  */
 
-const skip = skipReason();
+const gate = prerequisites("operations", "the operations suite with a real Prometheus, Jaeger and containerd", RUNTIME_NEEDS);
+// The chart checks run no runtime: Go builds helm, Linux runs the built executable.
+const chartGate = prerequisites("operations", "the chart's metrics, tracing and log values", [linux, go("it builds helm and the decoder")]);
 
 const PLUGIN = { name: "observed", idx: "10", entry: join(ROOT, "test/runtimes/fixtures/observed.ts") } as const;
 const ID = `${PLUGIN.idx}-${PLUGIN.name}`;
@@ -43,7 +47,7 @@ async function getJson(url: string): Promise<unknown> {
   return res.json();
 }
 
-describe.skipIf(skip !== undefined)("operations with real parts", () => {
+describe.skipIf(!gate.ok)("operations with real parts", () => {
   const built: Built = {};
   const runtime = containerd(built);
   let dir = "";
@@ -213,7 +217,7 @@ describe.skipIf(skip !== undefined)("operations with real parts", () => {
   }, 300_000);
 });
 
-describe.skipIf(skip !== undefined)("the chart's metrics, tracing and log values", () => {
+describe.skipIf(!chartGate.ok)("the chart's metrics, tracing and log values", () => {
   let helm = "";
   let decoder = "";
   const chart = join(OUT, "chart");

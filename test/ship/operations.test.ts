@@ -100,7 +100,7 @@ describe("a built plugin's operations", () => {
     const refused = await freePort();
     const { runtime, err, stop } = await running(["--trace-endpoint", `http://127.0.0.1:${refused}`]);
     await runtime.createContainer({ pod, container });
-    await eventually(() => err().includes("traces: cannot send"), "the export to fail", 15_000);
+    await eventually(() => err().includes("traces: cannot send"), "the export to fail");
     await runtime.createContainer({ pod, container: { ...container, id: "ctr-2" } });
     const lines = err().split("\n").filter((l) => l.includes("traces:"));
     expect(lines.length).toBe(1);

@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { NriPlugin } from "../../src/plugin/index.js";
 import { NriRuntime } from "../../src/runtime/index.js";
-import { tempDir } from "./nri-runtime.js";
+import { tempDir } from "./temp.js";
 
 const lines: string[] = [];
 const log = (who: string) => ({ info: () => undefined, warn: (m: string) => lines.push(`${who} warn: ${m}`), error: (m: string) => lines.push(`${who} error: ${m}`) });

@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { platform } from "node:os";
 
 /**
@@ -55,6 +56,11 @@ export function command(name: string, why: string, args: readonly string[] = ["v
       }
     },
   };
+}
+
+/** A file that must exist, with what it is needed for (a program the tests drive by its path). */
+export function file(path: string, why: string): Need {
+  return { name: `${path} (${why})`, missing: () => (existsSync(path) ? undefined : `${path} does not exist`) };
 }
 
 /** The Go toolchain, which builds the Go peers (`NRI_WIRE_GO=0` skips on purpose). */
