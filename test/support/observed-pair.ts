@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { NriPlugin } from "../../src/plugin/index.js";
 import { NriRuntime } from "../../src/runtime/index.js";
-import { tempDir } from "./temp.js";
+import { removeTempDirs, tempDir } from "./temp.js";
 
 const lines: string[] = [];
 const log = (who: string) => ({ info: () => undefined, warn: (m: string) => lines.push(`${who} warn: ${m}`), error: (m: string) => lines.push(`${who} error: ${m}`) });
@@ -19,4 +19,6 @@ await runtime.waitForPlugins(1);
 const res = await runtime.createContainer({ pod: { id: "p" }, container: { id: "c", podSandboxId: "p" } });
 lines.push(`event: ${JSON.stringify(res.adjust?.annotations)}`);
 await runtime.stop();
+// A child process: no test file's clean-up runs here.
+removeTempDirs();
 process.stdout.write(`${lines.join("\n")}\n`);
