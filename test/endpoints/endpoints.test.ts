@@ -111,18 +111,23 @@ describe("plugin endpoint", () => {
   });
 
   it("connects through a socket fd inherited from the runtime that launched it (NRI_PLUGIN_SOCKET)", async () => {
-    const rt = await startRuntime();
+    // The child starts under tsx with a cold cache (the run's own TMPDIR): no registration
+    // deadline this machine's speed could beat.
+    const rt = await startRuntime({ registrationTimeoutMs: 300_000 });
     const sock = connect(rt.socketPath!);
+    // Paused before it connects, this process never reads the connection: every byte the runtime
+    // sends goes to the child that inherits it (else the two race for the first request).
+    sock.pause();
     await new Promise((r) => sock.once("connect", r));
     const child = spawn(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "../../src/cli/main.ts"), "example-plugin"], {
       stdio: ["ignore", "pipe", "pipe", sock],
       env: { ...process.env, NRI_PLUGIN_SOCKET: "3", NRI_PLUGIN_NAME: "inherited", NRI_PLUGIN_IDX: "07" },
     });
     cleanup.push(() => child.kill());
-    await rt.waitForPlugins(1, 20_000);
+    await rt.waitForPlugins(1, 300_000);
     sock.destroy();
     expect(rt.plugins.map((p) => [p.id, p.revision])).toEqual([["07-inherited", "v1beta1"]]);
-  }, 30_000);
+  }, 330_000);
 
   it("answers the recorded Go runtime's requests as the recorded plugins did (status for status)", async () => {
     for (const [session, dialect] of [["new-runtime--new-plugin", "v1alpha1"], ["new-runtime--legacy-plugin", "statechange"]] as const) {
