@@ -1,13 +1,13 @@
 /**
- * Bundling: one CommonJS file holding the entry, nri-wire and the launcher, for a single
+ * Bundling: one CommonJS file holding the entry, nri-wire and the plugin's main module, for a single
  * executable application (whose main script is CommonJS) or a `#!` script. esbuild does the work;
  * a bundle has no files beside it, so `createRequire(import.meta.url)` becomes require().
  */
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { BakedIdentity } from "./launcher.js";
 import { BundleError } from "./errors.js";
+import type { BakedIdentity } from "./plugin-main.js";
 
 /** This module's folder and the extension its siblings have (.ts from source, .js built). */
 function here(): { dir: string; ext: string } {
@@ -16,8 +16,8 @@ function here(): { dir: string; ext: string } {
 }
 
 /**
- * The source of the bundle's main module: the launcher, and a main function that runs it with
- * the entry's import (the launcher reports an entry that fails to load). Building a single
+ * The source of the bundle's main module: plugin-main, and a main function that runs it with
+ * the entry's import (plugin-main reports an entry that fails to load). Building a single
  * executable application's startup snapshot runs this module: nri-wire's modules and the
  * built-in modules they need are then loaded once, at build time, and the executable starts from
  * them. The entry is imported when the main function runs (a dynamic import, which the bundle
@@ -29,8 +29,8 @@ function mainSource(entry: string, baked: BakedIdentity): string {
   const q = JSON.stringify;
   return [
     `import { startupSnapshot } from "node:v8";`,
-    `import { launch } from ${q(join(dir, `launcher${ext}`))};`,
-    `const main = () => launch(() => import(${q(entry)}), ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
+    `import { pluginMain } from ${q(join(dir, `plugin-main${ext}`))};`,
+    `const main = () => pluginMain(() => import(${q(entry)}), ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
     `if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main); else main();`,
   ].join("\n");
 }
@@ -52,7 +52,7 @@ export async function loadEsbuild(): Promise<typeof import("esbuild")> {
 }
 
 /**
- * Bundles `entry` with the launcher into CommonJS source text. The optional peers a built plugin
+ * Bundles `entry` with plugin-main into CommonJS source text. The optional peers a built plugin
  * can use (prom-client, the OpenTelemetry SDK) are taken in when the project has them installed;
  * `leaveOut` names packages to leave out as if it had not.
  */

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { NriRuntime } from "../../src/runtime/index.js";
-import { launch } from "../../src/ship/launcher.js";
+import { pluginMain } from "../../src/ship/plugin-main.js";
 import { parsePort, startOperations } from "../../src/ship/operations.js";
 import { freePort, socketPath } from "../support/socket.js";
 import { eventually } from "../support/wait.js";
@@ -28,7 +28,7 @@ async function running(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ r
   let err = "";
   vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
   const entry = { default: { createContainer: () => ({ adjust: { annotations: { seen: "1" } } }), runPodSandbox: () => Promise.reject(new Error("no")) } };
-  const exited = launch(() => Promise.resolve(entry), { name: "ops", idx: "10" }, ["--socket", path, ...args], env);
+  const exited = pluginMain(() => Promise.resolve(entry), { name: "ops", idx: "10" }, ["--socket", path, ...args], env);
   await runtime.waitForPlugins(1);
   const stop = async (): Promise<number> => {
     process.emit("SIGTERM");

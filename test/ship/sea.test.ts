@@ -71,7 +71,7 @@ describe.skipIf(!gate.ok)("a single executable application", () => {
     const r = await runExe(exe, ["check"], { NRIW_PROBE: "throw" });
     expect(r.code).toBe(1);
     expect(r.stderr.trimEnd().split("\n").at(-1)).toBe("10-probe: cannot load the entry: asked to throw");
-    // Named as the launcher names itself: by the runtime's variables when it sets them.
+    // Named as plugin-main names itself: by the runtime's variables when it sets them.
     const renamed = await runExe(exe, ["check"], { NRIW_PROBE: "throw", NRI_PLUGIN_IDX: "20", NRI_PLUGIN_NAME: "renamed" });
     expect(renamed.code).toBe(1);
     expect(renamed.stderr.trimEnd().split("\n").at(-1)).toBe("20-renamed: cannot load the entry: asked to throw");

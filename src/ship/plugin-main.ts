@@ -43,7 +43,7 @@ export const RETRY_MS = { first: 100, last: 2000 } as const;
  * entry that fails to load (its top-level code threw) is reported with its stack and then one
  * `NN-NAME: cannot load the entry: MESSAGE` line.
  */
-export async function launch(loadEntry: () => Promise<Readonly<Record<string, unknown>>>, baked: BakedIdentity, argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function pluginMain(loadEntry: () => Promise<Readonly<Record<string, unknown>>>, baked: BakedIdentity, argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
   // The identity messages carry: the one given, once the command line is read.
   let id = `${env.NRI_PLUGIN_IDX ?? baked.idx}-${env.NRI_PLUGIN_NAME ?? baked.name}`;
   const say = (line: string): void => {

@@ -1,10 +1,10 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { launch } from "../../src/ship/launcher.js";
+import { pluginMain } from "../../src/ship/plugin-main.js";
 import { tempDir } from "../support/temp.js";
 
-const dir = tempDir("nriw-launch-");
+const dir = tempDir("nriw-plugin-main-");
 afterEach(() => vi.restoreAllMocks());
 
 /** Runs a mode of the executable in-process; its exit code and what it wrote. */
@@ -13,7 +13,7 @@ async function run(entry: Record<string, unknown>, argv: string[], env: NodeJS.P
   let err = "";
   vi.spyOn(process.stdout, "write").mockImplementation((s) => ((out += String(s)), true));
   vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
-  const code = await launch(() => Promise.resolve(entry), { name: "adjuster", idx: "10" }, argv, env);
+  const code = await pluginMain(() => Promise.resolve(entry), { name: "adjuster", idx: "10" }, argv, env);
   vi.restoreAllMocks();
   return { code, out, err };
 }
@@ -25,7 +25,7 @@ describe("the built executable's modes", () => {
     const boom = new Error("configuration missing");
     let err = "";
     vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
-    const code = await launch(() => Promise.reject(boom), { name: "adjuster", idx: "10" }, ["check"], { NRI_PLUGIN_IDX: "20", NRI_PLUGIN_NAME: "renamed" });
+    const code = await pluginMain(() => Promise.reject(boom), { name: "adjuster", idx: "10" }, ["check"], { NRI_PLUGIN_IDX: "20", NRI_PLUGIN_NAME: "renamed" });
     vi.restoreAllMocks();
     expect(code).toBe(1);
     expect(err).toBe(`${boom.stack}\n20-renamed: cannot load the entry: configuration missing\n`);
