@@ -61,9 +61,9 @@ async function main(): Promise<void> {
       // Installed as a user would: copied into a directory of its own.
       const installed = join(work, `installed-${i}`);
       mkdirSync(installed);
-      copyFileSync(r.executable, join(installed, "10-bench"));
+      copyFileSync(r.executables[0]!.path, join(installed, "10-bench"));
       chmodSync(join(installed, "10-bench"), 0o755);
-      rows.push({ label: f.label, needsNode: f.form === "script", bytes: r.executableBytes + (f.form === "script" ? statSync(node).size : 0), cmd: [join(installed, "10-bench"), []] });
+      rows.push({ label: f.label, needsNode: f.form === "script", bytes: r.executables[0]!.bytes + (f.form === "script" ? statSync(node).size : 0), cmd: [join(installed, "10-bench"), []] });
     }
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });

@@ -1,5 +1,6 @@
 import { EXECUTABLE_FORMS, type ExecutableForm } from "../ship/executable.js";
 import { buildPlugin } from "../ship/build.js";
+import { parsePlatforms, type Platform, PLATFORM_NAMES, platformName } from "../ship/platform.js";
 import { type Command, EXIT } from "./command.js";
 import { UsageError } from "./errors.js";
 
@@ -12,8 +13,10 @@ export const buildCommand: Command = {
   description: [
     "ENTRY's default export is an object of plugin handlers (createContainer, configure, ...).",
     "Writes DIR/NN-NAME (what a runtime launches from its plugin directory; it connects to",
-    "--socket PATH otherwise and reconnects when the runtime restarts), DIR/NAME.oci.tar (the image",
-    "nri-wire/NAME:TAG), DIR/kubernetes/daemonset.yaml and the Helm chart DIR/chart/.",
+    "--socket PATH otherwise and reconnects when the runtime restarts; with several platforms,",
+    "DIR/linux-ARCH/NN-NAME), DIR/NAME.oci.tar (the image REPOSITORY:TAG, one manifest per",
+    "platform), its SBOM DIR/NAME.cdx.json, DIR/kubernetes/daemonset.yaml and the Helm chart",
+    "DIR/chart/. The same inputs and SOURCE_DATE_EPOCH give the same bytes.",
     "Form sea (default): a Node single executable application, needs no Node on the host and a",
     "Node 25.5 or later to build with (--node); form script: the bundle behind #!NODE, which must",
     "exist at that path on the host. See docs/deployment.md.",
@@ -23,8 +26,14 @@ export const buildCommand: Command = {
     idx: { type: "string", value: "NN", description: "plugin index, two digits", required: true },
     out: { type: "string", value: "DIR", description: "output directory (created if missing)", required: true },
     form: { type: "string", value: "FORM", description: `executable form: ${EXECUTABLE_FORMS.join(" or ")} (default sea)` },
-    node: { type: "string", value: "PATH", description: "Node binary to embed or name (default: the one running)" },
-    "node-options": { type: "string", value: "FLAGS", description: 'Node/V8 flags the executable starts with, e.g. "--max-semi-space-size=1"' },
+    node: {
+      type: "string",
+      value: "PATH|VERSION",
+      description: "the engine: a Node binary, or a version from the npm registry (default: the Node running if 25.5+, else the newest Node 26)",
+    },
+    "node-options": { type: "string", value: "FLAGS", description: 'Node/V8 flags the plugin starts with, e.g. "--max-semi-space-size=1"' },
+    platform: { type: "string", value: "LIST", description: `platforms, comma-separated: ${PLATFORM_NAMES.join(", ")} (default: this host's)` },
+    repository: { type: "string", value: "REPO", description: "the image's fully qualified repository (default localhost/nri-wire/NAME)" },
     tag: { type: "string", value: "TAG", description: "image tag (default: the entry's package.json version)" },
   },
   positionals: "ENTRY",
@@ -33,6 +42,15 @@ export const buildCommand: Command = {
     for (const o of ["name", "idx", "out"]) if (typeof values[o] !== "string") throw new UsageError(`nri-wire build: --${o} is required`);
     const form = values.form as string | undefined;
     if (form !== undefined && !EXECUTABLE_FORMS.includes(form as ExecutableForm)) throw new UsageError(`nri-wire build: --form must be ${EXECUTABLE_FORMS.join(" or ")}, not "${form}"`);
+    let platforms: Platform[] | undefined;
+    if (typeof values.platform === "string") {
+      try {
+        platforms = parsePlatforms(values.platform);
+      } catch (e) {
+        // One line, as every other problem of the build's input.
+        throw new Error(`build: ${(e as Error).message}`, { cause: e });
+      }
+    }
     const nodeOptions = typeof values["node-options"] === "string" ? values["node-options"].split(/\s+/).filter((s) => s !== "") : [];
     const r = await buildPlugin({
       entry: positionals[0]!,
@@ -42,13 +60,19 @@ export const buildCommand: Command = {
       ...(form === undefined ? {} : { form: form as ExecutableForm }),
       ...(typeof values.node === "string" ? { node: values.node } : {}),
       nodeOptions,
+      ...(platforms === undefined ? {} : { platforms }),
+      ...(typeof values.repository === "string" ? { repository: values.repository } : {}),
       ...(typeof values.tag === "string" ? { tag: values.tag } : {}),
     });
     const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
+    const layerNames = ["base", "engine", "plugin"];
     process.stdout.write(
       [
-        `build: ${r.executable} (${form ?? "sea"}, ${mib(r.executableBytes)}; events ${r.events})`,
-        `build: ${r.image} (${r.imageRef}, ${mib(r.imageBytes)}, ${mib(r.imageUnpackedBytes)} unpacked)`,
+        ...r.engines.map((e) => `build: engine node ${e.version} for ${platformName(e.platform)} (${e.from}; stripped ${mib(e.bytes.original)} to ${mib(e.bytes.stripped)})`),
+        ...r.executables.map((e) => `build: ${e.path} (${form ?? "sea"}${e.platform === undefined ? "" : `, ${platformName(e.platform)}`}, ${mib(e.bytes)}; events ${r.events})`),
+        `build: ${r.image} (${r.imageRef}@${r.imageDigest}, ${mib(r.imageBytes)})`,
+        ...r.manifests.map((m) => `build:   ${platformName(m.platform)}: ${m.layers.map((l, i) => `${layerNames[i] ?? "layer"} ${mib(l.bytes)}`).join(", ")} (${mib(m.layers.reduce((n, l) => n + l.unpackedBytes, 0))} unpacked)`),
+        `build: ${r.sbom}`,
         `build: ${r.daemonSet}`,
         `build: ${r.chart}/`,
       ].join("\n") + "\n",

@@ -1,18 +1,27 @@
 /**
- * `nri-wire build`: from a plugin's entry file, the executable a runtime launches
- * (`NN-NAME`), its OCI image archive (`NAME.oci.tar`), a DaemonSet (`kubernetes/daemonset.yaml`)
- * and a Helm chart (`chart/`). Everything is made in a private directory inside the output
- * directory and moved into place at the end, so a failure leaves nothing half-written.
+ * `nri-wire build`: from a plugin's entry file, the executable a runtime launches (`NN-NAME`,
+ * one per platform), its multi-platform OCI image archive (`NAME.oci.tar`) with its SBOM
+ * (`NAME.cdx.json`), a DaemonSet (`kubernetes/daemonset.yaml`) and a Helm chart (`chart/`).
+ * Everything is made in a private directory inside the output directory and moved into place at
+ * the end, so a failure leaves nothing half-written.
+ *
+ * Reproducible: the same entry, lockfile (the bundled packages), nri-wire version, engine,
+ * options and SOURCE_DATE_EPOCH (default 0) give the same bytes, whatever the directory, the
+ * clock or the machine; executable.ts, plugin-layer.ts and oci-image.ts say how.
  */
-import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { checkPluginName } from "../api/identity.js";
 import { bundle, loadEsbuild } from "./bundle.js";
-import { type ExecutableForm, type SeaStartup, writeExecutable } from "./executable.js";
-import { chartFiles, daemonSetYaml, executablePath } from "./manifests.js";
-import { type ImageFile, writeOciArchive } from "./oci-image.js";
-import { sharedLibraries } from "./shared-libs.js";
+import { type Engine, type EngineSource, stageEngine } from "./engine.js";
+import { canBuildSea, type ExecutableForm, nodeVersion, type SeaStartup, writeScript, writeSea } from "./executable.js";
+import { chartFiles, daemonSetYaml } from "./manifests.js";
+import { cacheDir, newestOfLine, registryNode } from "./node-registry.js";
+import { type WrittenManifest, writeOciArchive } from "./oci-image.js";
+import { ARCHITECTURES, type Architecture, hostPlatform, type Platform, platformName, platformSlug } from "./platform.js";
+import { entryPackage, imageLabels, launchCommand, pluginImage } from "./plugin-image.js";
+import { makePluginLayer } from "./plugin-layer.js";
+import { bundledPackages, nriWirePackage, sbomJson } from "./sbom.js";
 
 /** What `nri-wire build` is asked. */
 export interface BuildOptions {
@@ -22,32 +31,51 @@ export interface BuildOptions {
   readonly out: string;
   /** Default `sea`. */
   readonly form?: ExecutableForm;
-  /** Absolute path of the Node binary to embed or name; default the one running. */
+  /**
+   * The engine: a Node binary's absolute path (the host platform's engine; other platforms get
+   * the same version from the npm registry), or a version (`26.10.0`, or a line, `26`: its newest)
+   * from the npm registry for every platform. Default: the Node running, when it can build a
+   * single executable application (25.5 and later) or the form is `script`; else the newest
+   * Node 26 from the registry.
+   */
   readonly node?: string;
-  /** Node/V8 options the executable always starts with. */
+  /** Node/V8 options the plugin always starts with. */
   readonly nodeOptions?: readonly string[];
   /** What the `sea` form starts from; default `code-cache`. */
   readonly seaStartup?: SeaStartup | undefined;
   /** The image tag; default the version in the entry's package.json. */
   readonly tag?: string;
+  /** Default: the host's platform. */
+  readonly platforms?: readonly Platform[];
+  /** The image's repository, fully qualified; default `localhost/nri-wire/NAME`. */
+  readonly repository?: string;
+  /** The time of the build, seconds since the epoch; default SOURCE_DATE_EPOCH, else 0. */
+  readonly sourceDateEpoch?: number;
 }
 
 /** What was written, with sizes in bytes. */
 export interface BuildResult {
-  readonly executable: string;
-  readonly executableBytes: number;
+  /** The executables, one per platform (one for all in the script form). */
+  readonly executables: readonly { readonly platform: Platform | undefined; readonly path: string; readonly bytes: number }[];
   readonly image: string;
-  /** The reference pods use, `nri-wire/NAME:TAG`. */
+  /** `REPOSITORY:TAG`, what the DaemonSet and the chart name. */
   readonly imageRef: string;
-  /** The name the archive carries, which CRI resolves that reference to (`docker.io/nri-wire/NAME:TAG`). */
-  readonly imageName: string;
+  /** The image index's digest: what pins the image. */
+  readonly imageDigest: string;
   readonly imageBytes: number;
-  readonly imageUnpackedBytes: number;
+  /** One per platform, with its layers (base, engine, plugin). */
+  readonly manifests: readonly WrittenManifest[];
+  /** The engine of each platform: version, where it came from, its binary's size before and after stripping. */
+  readonly engines: readonly { readonly platform: Platform; readonly version: string; readonly from: string; readonly bytes: { readonly original: number; readonly stripped: number } }[];
+  readonly sbom: string;
   readonly daemonSet: string;
   readonly chart: string;
   /** The events the plugin subscribes to, as its `check` mode reported. */
   readonly events: string;
 }
+
+/** How long a `check` or a `--build-sea` may take on the host's own platform; ten times that under qemu-user. */
+const RUN_TIMEOUT_MS = 20_000;
 
 /** Throws the build's error for an invalid plugin name or index. */
 export function checkIdentity(name: string, idx: string): void {
@@ -59,29 +87,27 @@ export function checkIdentity(name: string, idx: string): void {
   }
 }
 
-/** The version of the package an entry belongs to (the nearest package.json with one). */
-export function packageVersion(entry: string): string | undefined {
-  for (let dir = dirname(resolve(entry)); ; dir = dirname(dir)) {
-    const p = join(dir, "package.json");
-    if (existsSync(p)) {
-      const v = (JSON.parse(readFileSync(p, "utf8")) as { version?: unknown }).version;
-      if (typeof v === "string") return v;
-    }
-    if (dirname(dir) === dir) return undefined;
-  }
+const COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
+const DOMAIN = "(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)+|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?:[0-9]+)(?::[0-9]+)?";
+const REPOSITORY = new RegExp(`^${DOMAIN}(?:/${COMPONENT})+$`);
+
+/** Throws unless `repository` is fully qualified (a registry, then a path): what both runtimes resolve alike. */
+export function checkRepository(repository: string): void {
+  if (!REPOSITORY.test(repository)) throw new Error(`build: repository "${repository}": not a fully qualified repository name (REGISTRY/PATH in lowercase, such as localhost/nri-wire/adjuster or ghcr.io/acme/adjuster)`);
 }
 
-/** Runs the bundle's `check` mode: the entry's plugin, or the entry's problem as its error. */
-function checkEntry(node: string, bundleFile: string): Promise<string> {
-  return new Promise((res, rej) => {
-    execFile(node, [bundleFile, "check"], { timeout: 20_000, env: {} }, (err, stdout, stderr) => {
-      if (err === null) return res((JSON.parse(stdout) as { events: string }).events);
-      if (err.killed === true) return rej(new Error("check did not finish in 20000 ms: does it start a plugin itself? export its handlers instead"));
-      // `NN-NAME: <problem>`: the problem is the error.
-      const line = stderr.trim().split("\n").at(-1) ?? "";
-      rej(new Error(line.replace(/^[0-9]{2}-\S+: /, "") || err.message));
-    });
-  });
+/** The default repository of a plugin: `localhost/nri-wire/` and its name as a repository path allows. */
+export function defaultRepository(name: string): string {
+  const path = name.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[._-]+|[._-]+$/g, "").replace(/[._-]{2,}/g, "-");
+  return `localhost/nri-wire/${path === "" ? "plugin" : path}`;
+}
+
+/** SOURCE_DATE_EPOCH as seconds; 0 when unset; throws on anything but a count of seconds. */
+export function sourceDateEpoch(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.SOURCE_DATE_EPOCH;
+  if (v === undefined || v === "") return 0;
+  if (!/^[0-9]{1,12}$/.test(v)) throw new Error(`build: SOURCE_DATE_EPOCH "${v}": not a number of seconds since the epoch`);
+  return Number(v);
 }
 
 /** The output directory, created if needed, and a private directory inside it to build in. */
@@ -99,6 +125,55 @@ function staging(out: string): string {
   }
 }
 
+/** Where each platform's engine comes from; see BuildOptions.node. */
+async function engineSources(node: string | undefined, form: ExecutableForm, platforms: readonly Platform[]): Promise<EngineSource[]> {
+  const host = hostPlatform();
+  let hostBinary: string | undefined;
+  let version: string;
+  const spec = /^v?(\d+)(\.\d+\.\d+)?$/.exec(node ?? "");
+  if (node === undefined) {
+    if (form === "script" || canBuildSea(process.version)) {
+      hostBinary = process.execPath;
+      version = process.version;
+    } else {
+      version = await wrap(`engine node 26 (the running Node ${process.version} cannot build a single executable application)`, () => newestOfLine(26, host));
+    }
+  } else if (spec !== null && !existsSync(node)) {
+    version = spec[2] === undefined ? await wrap(`engine node ${node}`, () => newestOfLine(Number(spec[1]), host)) : `v${spec[1]}${spec[2]}`;
+  } else {
+    if (!isAbsolute(node)) throw new Error(`build: node ${node}: must be an absolute path or a version`);
+    hostBinary = node;
+    version = await wrap("engine", () => nodeVersion(node));
+  }
+  if (form === "script" && hostBinary === undefined) throw new Error("build: form script: --node must name a Node binary on the host (the #! line names it), not a version");
+  const sources: EngineSource[] = [];
+  for (const p of platforms) {
+    if (hostBinary !== undefined && p.architecture === host.architecture) {
+      sources.push({ name: "node", version, platform: p, binary: hostBinary });
+      continue;
+    }
+    const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryNode(version, p));
+    sources.push({ name: "node", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } });
+  }
+  return sources;
+}
+
+/** Runs `f`, prefixing its error with `build: what: `. */
+async function wrap<T>(what: string, f: () => T | Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    throw new Error(`build: ${what}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The entry's problem from a failed `check`: its last `NN-NAME: ...` line, or why it did not finish. */
+function checkProblem(r: { code: number | null; stderr: string; timedOut: boolean }, timeoutMs: number): string {
+  if (r.timedOut) return `check did not finish in ${timeoutMs} ms: does it start a plugin itself? export its handlers instead`;
+  const line = r.stderr.trim().split("\n").at(-1) ?? "";
+  return line.replace(/^[0-9]{2}-\S+: /, "") || `check exited with ${r.code}`;
+}
+
 /** Builds everything; see the module comment. */
 export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   checkIdentity(o.name, o.idx);
@@ -106,59 +181,82 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   const entry = resolve(o.entry);
   const what = `build: entry "${o.entry}"`;
   if (!existsSync(entry) || !statSync(entry).isFile()) throw new Error(`${what}: not found`);
-  const tag = o.tag ?? packageVersion(entry);
+  const pkg = entryPackage(entry);
+  const tag = o.tag ?? pkg?.version;
   if (tag === undefined) throw new Error(`${what}: no package.json with a version above it: give --tag`);
   if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/.test(tag)) throw new Error(`build: tag "${tag}" is not a valid image tag`);
+  const repository = o.repository ?? defaultRepository(o.name);
+  checkRepository(repository);
+  const created = o.sourceDateEpoch ?? sourceDateEpoch();
   const form = o.form ?? "sea";
-  const node = o.node ?? process.execPath;
+  const nodeOptions = o.nodeOptions ?? [];
+  const platforms = o.platforms ?? [hostPlatform()];
+  if (platforms.length === 0) throw new Error("build: no platform");
   const out = resolve(o.out);
-  const tmp = staging(out);
   const id = `${o.idx}-${o.name}`;
+  const sources = await engineSources(o.node, form, platforms);
+  const tmp = staging(out);
   try {
-    let code: string;
+    let bundled: Awaited<ReturnType<typeof bundle>>;
     try {
-      code = (await bundle(entry, { name: o.name, idx: o.idx })).code;
+      bundled = await bundle(entry, { name: o.name, idx: o.idx }, { workingDir: pkg?.dir ?? dirname(entry) });
     } catch (e) {
       throw new Error(`${what}: bundle: ${(e as Error).message}`, { cause: e });
     }
-    const bundleFile = join(tmp, "main.cjs");
-    writeFileSync(bundleFile, code);
-    let events: string;
-    try {
-      events = await checkEntry(node, bundleFile);
-    } catch (e) {
-      throw new Error(`${what}: ${(e as Error).message}`, { cause: e });
+    const engines: Engine[] = [];
+    for (const src of sources) {
+      const dir = join(tmp, `engine-${platformSlug(src.platform)}`);
+      mkdirSync(dir);
+      engines.push(await wrap(`platform ${platformName(src.platform)}`, () => stageEngine(src, dir)));
     }
-    const exe = join(tmp, id);
-    try {
-      await writeExecutable({ form, node, nodeOptions: o.nodeOptions ?? [], seaStartup: o.seaStartup }, bundleFile, code, exe, tmp);
-    } catch (e) {
-      throw new Error(`build: executable: ${(e as Error).message}`, { cause: e });
+    const timeout = (e: Engine): number => (e.runner.emulator === undefined ? RUN_TIMEOUT_MS : RUN_TIMEOUT_MS * 10);
+
+    // Each platform's engine runs the entry's check (so the entry is known to load where it
+    // ships) and makes the code cache of the plugin layer.
+    let events = "";
+    const images = [];
+    const labels = imageLabels({ id, tag, created, pkg });
+    for (const engine of engines) {
+      const dir = join(tmp, `plugin-${platformSlug(engine.platform)}`);
+      mkdirSync(dir);
+      const made = await makePluginLayer({ id, engine, code: bundled.code, nodeOptions, dir, timeoutMs: timeout(engine) });
+      if (made.layer === undefined) {
+        const on = engines.length > 1 ? ` on ${platformName(engine.platform)}` : "";
+        throw new Error(`${what}${on}: ${checkProblem(made.check, timeout(engine))}`);
+      }
+      events ||= (JSON.parse(made.check.stdout) as { events: string }).events;
+      images.push(pluginImage({ id, engine, plugin: made.layer, nodeOptions, labels }));
     }
 
-    const imageRef = `nri-wire/${o.name}:${tag}`;
-    const imageName = `docker.io/${imageRef}`;
-    const manifest = { name: o.name, idx: o.idx, image: imageRef, version: tag };
-    const runs = form === "sea" ? exe : node;
-    const files: ImageFile[] = [{ path: executablePath(manifest), source: exe, mode: 0o755 }];
-    if (form === "script") files.push({ path: node, source: node, mode: 0o755 });
-    try {
-      for (const lib of await sharedLibraries(runs)) files.push({ path: lib, source: lib, mode: 0o755 });
-    } catch (e) {
-      throw new Error(`build: image: ${(e as Error).message}`, { cause: e });
+    // The executables: one for all platforms in the script form, one per platform otherwise.
+    const executables: { platform: Platform | undefined; name: string }[] = [];
+    if (form === "script") {
+      writeScript(sources[0]!.binary, nodeOptions, bundled.code, tmp, id);
+      executables.push({ platform: undefined, name: id });
+    } else {
+      for (const engine of engines) {
+        const dir = join(tmp, `sea-${platformSlug(engine.platform)}`);
+        mkdirSync(dir);
+        await wrap("executable", () => writeSea({ engine, nodeOptions, seaStartup: o.seaStartup, code: bundled.code, dir, name: id, timeoutMs: timeout(engine) }));
+        const name = engines.length === 1 ? id : join(platformSlug(engine.platform), id);
+        mkdirSync(dirname(join(tmp, name)), { recursive: true });
+        renameSync(join(dir, id), join(tmp, name));
+        executables.push({ platform: engine.platform, name });
+      }
     }
-    const imageFile = join(tmp, `${o.name}.oci.tar`);
+
+    const imageRef = `${repository}:${tag}`;
+    const imageFile = `${o.name}.oci.tar`;
     const written = writeOciArchive(
-      {
-        files,
-        entrypoint: [executablePath(manifest)],
-        cmd: ["--socket", "/var/run/nri/nri.sock"],
-        env: [],
-        name: imageName,
-        labels: { "org.opencontainers.image.title": id, "org.opencontainers.image.version": tag },
-      },
-      imageFile,
+      { name: imageRef, created, images, annotations: labels, layerCache: join(cacheDir(), "layers") },
+      join(tmp, imageFile),
     );
+    const sbomFile = `${o.name}.cdx.json`;
+    writeFileSync(
+      join(tmp, sbomFile),
+      sbomJson({ image: { name: imageRef, tag, repository, digest: written.indexDigest }, created, packages: bundledPackages(bundled.inputs, bundled.workingDir), engines, nriWire: nriWirePackage() }),
+    );
+    const manifest = { name: o.name, idx: o.idx, version: tag, image: { repository, tag }, command: launchCommand(id, engines[0]!, nodeOptions) };
     mkdirSync(join(tmp, "kubernetes"));
     writeFileSync(join(tmp, "kubernetes/daemonset.yaml"), daemonSetYaml(manifest));
     for (const [path, text] of Object.entries(chartFiles(manifest))) {
@@ -166,19 +264,22 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
       writeFileSync(join(tmp, "chart", path), text);
     }
 
-    // Into place: each artifact replaces the one of an earlier build.
-    for (const name of [id, `${o.name}.oci.tar`, "kubernetes", "chart"]) {
-      rmSync(join(out, name), { recursive: true, force: true });
+    // Into place: each artifact replaces the one of an earlier build (of either layout).
+    const slugs = (Object.keys(ARCHITECTURES) as Architecture[]).map((architecture) => platformSlug({ os: "linux", architecture }));
+    for (const name of [id, ...slugs.map((slug) => join(slug, id)), imageFile, sbomFile, "kubernetes", "chart"]) rmSync(join(out, name), { recursive: true, force: true });
+    for (const name of [...executables.map((e) => e.name), imageFile, sbomFile, "kubernetes", "chart"]) {
+      mkdirSync(dirname(join(out, name)), { recursive: true });
       renameSync(join(tmp, name), join(out, name));
     }
     return {
-      executable: join(out, id),
-      executableBytes: statSync(join(out, id)).size,
-      image: join(out, `${o.name}.oci.tar`),
+      executables: executables.map((e) => ({ platform: e.platform, path: join(out, e.name), bytes: statSync(join(out, e.name)).size })),
+      image: join(out, imageFile),
       imageRef,
-      imageName,
+      imageDigest: written.indexDigest,
       imageBytes: written.archiveBytes,
-      imageUnpackedBytes: written.unpackedBytes,
+      manifests: written.manifests,
+      engines: engines.map((e) => ({ platform: e.platform, version: e.version, from: e.package === undefined ? e.binary : `${e.package.id} from the npm registry`, bytes: e.bytes })),
+      sbom: join(out, sbomFile),
       daemonSet: join(out, "kubernetes/daemonset.yaml"),
       chart: join(out, "chart"),
       events,
@@ -187,3 +288,4 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     rmSync(tmp, { recursive: true, force: true });
   }
 }
+

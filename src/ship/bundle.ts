@@ -51,19 +51,32 @@ export async function loadEsbuild(): Promise<typeof import("esbuild")> {
   }
 }
 
+/** Where {@link bundle} runs from, and what it leaves out. */
+export interface BundleOptions {
+  /** The directory recorded paths are relative to (default: the entry's). */
+  readonly workingDir?: string;
+  /** Packages left out of the bundle. */
+  readonly leaveOut?: readonly string[];
+}
+
 /**
- * Bundles `entry` with plugin-main into CommonJS source text. The optional peers a built plugin
- * can use (prom-client, the OpenTelemetry SDK) are taken in when the project has them installed;
- * `leaveOut` names packages to leave out as if it had not.
+ * Bundles `entry` with plugin-main into CommonJS source text. Paths the bundler records (its
+ * inputs, and any module names it writes into the code) are relative to `workingDir` (the build
+ * gives the entry's package; default the entry's directory): the bundle does not depend on where
+ * the build runs. The optional peers a built plugin can use (prom-client, the OpenTelemetry SDK)
+ * are taken in when the project has them installed; `leaveOut` names packages to leave out as if
+ * it had not.
  */
-export async function bundle(entry: string, baked: BakedIdentity, leaveOut: readonly string[] = []): Promise<{ code: string; inputs: string[] }> {
+export async function bundle(entry: string, baked: BakedIdentity, options: BundleOptions = {}): Promise<{ code: string; inputs: string[]; workingDir: string }> {
+  const workingDir = options.workingDir ?? dirname(resolve(entry));
   const esbuild = await loadEsbuild();
   let result: Awaited<ReturnType<typeof esbuild.build>>;
   try {
     result = await esbuild.build({
       stdin: { contents: mainSource(resolve(entry), baked), resolveDir: dirname(resolve(entry)), sourcefile: "nri-wire-main.js", loader: "js" },
       bundle: true,
-      external: [...leaveOut],
+      external: [...(options.leaveOut ?? [])],
+      absWorkingDir: workingDir,
       platform: "node",
       format: "cjs",
       target: "node22",
@@ -94,5 +107,5 @@ export async function bundle(entry: string, baked: BakedIdentity, leaveOut: read
     throw new BundleError(`${first.text}${at}`, { cause: e });
   }
   const code = result.outputFiles?.[0]?.text ?? "";
-  return { code, inputs: Object.keys(result.metafile?.inputs ?? {}) };
+  return { code, inputs: Object.keys(result.metafile?.inputs ?? {}), workingDir };
 }

