@@ -194,9 +194,14 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   if (platforms.length === 0) throw new Error("build: no platform");
   const out = resolve(o.out);
   const id = `${o.idx}-${o.name}`;
-  const sources = await engineSources(o.node, form, platforms);
   const tmp = staging(out);
   try {
+    const sources = await engineSources(o.node, form, platforms);
+    const first = sources[0]!;
+    if (form === "sea" && !canBuildSea(first.version)) {
+      const from = first.package === undefined ? ` (${first.binary})` : "";
+      throw new Error(`build: form sea: node ${first.version}${from} cannot build a single executable application: it needs Node 25.5 or later (--node PATH or VERSION)`);
+    }
     let bundled: Awaited<ReturnType<typeof bundle>>;
     try {
       bundled = await bundle(entry, { name: o.name, idx: o.idx }, { workingDir: pkg?.dir ?? dirname(entry) });

@@ -69,7 +69,6 @@ export function writeScript(node: string, nodeOptions: readonly string[], code: 
  * holds nothing else of this build's that the names below could meet).
  */
 export async function writeSea(o: { engine: Engine; nodeOptions: readonly string[]; seaStartup?: SeaStartup | undefined; code: string; dir: string; name: string; timeoutMs: number }): Promise<void> {
-  if (!canBuildSea(o.engine.version)) throw new Error(`form sea: node ${o.engine.version} cannot build a single executable application: it needs Node 25.5 or later (--node)`);
   const snapshot = o.seaStartup === "snapshot";
   writeFileSync(join(o.dir, "main.cjs"), o.code);
   writeFileSync(

@@ -1,7 +1,10 @@
 import { chmodSync, existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { buildPlugin } from "../../src/ship/build.js";
+import { COMMANDS } from "../../src/cli/commands.js";
+import { main } from "../../src/cli/main.js";
+import { type BuildOptions, buildPlugin, checkRepository, defaultRepository, sourceDateEpoch } from "../../src/ship/build.js";
+import { hostPlatform, type Platform } from "../../src/ship/platform.js";
 import { notRoot, prerequisites } from "../support/prerequisites.js";
 import { tempDir } from "../support/temp.js";
 
@@ -14,7 +17,7 @@ function tmp(): string {
 }
 
 /** The build's error for these options, and what it left in the output directory. */
-async function failure(o: { entry: string; name?: string; idx?: string; out?: string; node?: string }): Promise<{ message: string; left: string[] }> {
+async function failure(o: Partial<BuildOptions> & { entry: string }): Promise<{ message: string; left: string[] }> {
   const out = o.out ?? tmp();
   try {
     await buildPlugin({ name: "adjuster", idx: "10", out, ...o });
@@ -76,8 +79,66 @@ describe("nri-wire build: bad input", () => {
     writeFileSync(fake, `#!${process.execPath}\nif (process.argv[2] === "--version") console.log("v24.1.0"); else require("node:child_process").execFileSync(${JSON.stringify(process.execPath)}, process.argv.slice(2), { stdio: "inherit" });\n`);
     chmodSync(fake, 0o755);
     expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), node: fake })).toEqual({
-      message: `build: executable: form sea: node v24.1.0 (${fake}) cannot build a single executable application: it needs Node 25.5 or later (--node PATH)`,
+      message: `build: form sea: node v24.1.0 (${fake}) cannot build a single executable application: it needs Node 25.5 or later (--node PATH or VERSION)`,
       left: [],
     });
   }, 60_000);
+
+  it("a repository that is not fully qualified is refused: both runtimes must resolve the name alike", async () => {
+    expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), repository: "nri-wire/adjuster" })).toEqual({
+      message: 'build: repository "nri-wire/adjuster": not a fully qualified repository name (REGISTRY/PATH in lowercase, such as localhost/nri-wire/adjuster or ghcr.io/acme/adjuster)',
+      left: [],
+    });
+    for (const bad of ["adjuster", "localhost/Adjuster", "localhost/a//b", "ghcr.io/acme/adjuster:1.0", "https://ghcr.io/acme/x"]) expect(() => checkRepository(bad)).toThrow(`build: repository "${bad}": not a fully qualified`);
+    for (const good of ["localhost/nri-wire/adjuster", "localhost:5000/a/b", "registry.example.com/team/my_plugin", "ghcr.io/acme/adjuster-v2", "127.0.0.1:5000/x"]) expect(() => checkRepository(good)).not.toThrow();
+    expect(defaultRepository("My_Plugin+v2")).toBe("localhost/nri-wire/my_plugin-v2");
+    expect(() => checkRepository(defaultRepository("__x..y__"))).not.toThrow();
+  });
+
+  it("SOURCE_DATE_EPOCH must be a number of seconds", () => {
+    expect(sourceDateEpoch({})).toBe(0);
+    expect(sourceDateEpoch({ SOURCE_DATE_EPOCH: "1700000000" })).toBe(1_700_000_000);
+    expect(() => sourceDateEpoch({ SOURCE_DATE_EPOCH: "yesterday" })).toThrow('build: SOURCE_DATE_EPOCH "yesterday": not a number of seconds since the epoch');
+    expect(() => sourceDateEpoch({ SOURCE_DATE_EPOCH: "-1" })).toThrow('build: SOURCE_DATE_EPOCH "-1": not a number of seconds since the epoch');
+  });
+
+  it("a platform whose engine the registry does not have is named with npm's reason, and nothing is left behind", async () => {
+    // npm as the registry answers for a version it does not have; an empty cache.
+    const bin = tmp();
+    writeFileSync(
+      join(bin, "npm"),
+      `#!/bin/sh\ncase "$1" in\n  view) echo '["26.0.0", "26.1.0"]' ;;\n  pack) echo "npm error code E404" >&2; echo "npm error 404 Not Found - GET https://registry.npmjs.org/$2 - Not found" >&2; exit 1 ;;\nesac\n`,
+    );
+    chmodSync(join(bin, "npm"), 0o755);
+    const saved = { PATH: process.env.PATH, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
+    process.env.PATH = `${bin}:${process.env.PATH ?? ""}`;
+    process.env.XDG_CACHE_HOME = tmp();
+    try {
+      const host = hostPlatform();
+      const other: Platform = { os: "linux", architecture: host.architecture === "amd64" ? "arm64" : "amd64" };
+      const pkg = `node-linux-${other.architecture === "amd64" ? "x64" : "arm64"}`;
+      // The running Node is the host's engine; the other platform's is the same version from the registry.
+      expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), platforms: [host, other] })).toEqual({
+        message: `build: engine node ${process.version} for linux/${other.architecture}: npm pack ${pkg}@${process.version.slice(1)}: 404 Not Found - GET https://registry.npmjs.org/${pkg}@${process.version.slice(1)} - Not found`,
+        left: [],
+      });
+      // A line: its newest version, for every platform.
+      expect((await failure({ entry: join(FIXTURES, "adjuster.ts"), node: "26", platforms: [other] })).message).toBe(
+        `build: engine node v26.1.0 for linux/${other.architecture}: npm pack ${pkg}@26.1.0: 404 Not Found - GET https://registry.npmjs.org/${pkg}@26.1.0 - Not found`,
+      );
+      expect((await failure({ entry: join(FIXTURES, "adjuster.ts"), node: "26", form: "script" })).message).toBe(
+        "build: form script: --node must name a Node binary on the host (the #! line names it), not a version",
+      );
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }, 60_000);
+
+  it("the command: an unknown platform is one line and exit 1, with nothing written", async () => {
+    const out = join(tmp(), "out");
+    const lines: string[] = [];
+    const code = await main(["build", join(FIXTURES, "adjuster.ts"), "--name", "adjuster", "--idx", "10", "--out", out, "--platform", "linux/amd64,linux/s390x"], COMMANDS, () => undefined, (l) => lines.push(l));
+    expect({ code, lines, exists: existsSync(out) }).toEqual({ code: 1, lines: ['build: platform "linux/s390x": not supported (linux/amd64, linux/arm64)'], exists: false });
+  });
 });

@@ -1,0 +1,181 @@
+import { execFile, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { canBuildSea } from "../../src/ship/executable.js";
+import { hostPlatform } from "../../src/ship/platform.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const FIXTURES = resolve(import.meta.dirname, "fixtures");
+const dir = mkdtempSync(join(tmpdir(), "nriw-image-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
+
+/**
+ * `nri-wire build` as a user runs it, from `cwd`, with its own download cache (so that nothing
+ * one build made, a compressed layer, serves the other); resolves with its output lines.
+ */
+function build(cwd: string, entry: string, name: string, out: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
+  const args = ["--import", join(ROOT, "node_modules/tsx/dist/esm/index.mjs"), join(ROOT, "src/cli/main.ts"), "build", entry, "--name", name, "--idx", "10", "--out", out];
+  return new Promise((res, rej) => {
+    execFile(process.execPath, args, { cwd, env: { ...process.env, XDG_CACHE_HOME: join(out, "..", `cache-${name}`), ...env }, timeout: 300_000 }, (err, stdout, stderr) => {
+      if (err !== null) rej(new Error(`build failed: ${stderr}`));
+      else res(stdout.trim().split("\n"));
+    });
+  });
+}
+
+interface Descriptor {
+  digest: string;
+  platform?: { architecture: string };
+}
+
+/** An archive unpacked: a blob by its descriptor. */
+function layout(archive: string): (d: Descriptor) => Buffer {
+  const to = mkdtempSync(join(dir, "layout-"));
+  execFileSync("tar", ["-xf", archive, "-C", to]);
+  return (d) => readFileSync(join(to, "blobs/sha256", d.digest.slice("sha256:".length)));
+}
+
+describe.skipIf(!canBuildSea(process.version))("the image and executable nri-wire build makes", () => {
+  const host = hostPlatform();
+  const [a, b, other] = [join(dir, "a/out"), join(dir, "b/out"), join(dir, "c/out")];
+  let linesA: string[] = [];
+  let linesB: string[] = [];
+  let image!: {
+    index: { manifests: Descriptor[] };
+    manifest: { layers: Descriptor[] };
+    config: { created: string; config: { Env: string[]; Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> }; history: { created_by: string }[] };
+    layerDigests: string[];
+    rootfs: string;
+    layerFiles: string[][];
+  };
+
+  beforeAll(async () => {
+    mkdirSync(join(dir, "a"));
+    mkdirSync(join(dir, "b"));
+    mkdirSync(join(dir, "c"));
+    // Two builds of the same entry from different directories, with different clocks.
+    linesA = await build(ROOT, join(FIXTURES, "adjuster.ts"), "adjuster", a);
+    linesB = await build("/", join(FIXTURES, "adjuster.ts"), "adjuster", b);
+    await build(ROOT, join(FIXTURES, "probe.ts"), "probe", other);
+    const blob = layout(join(a, "adjuster.oci.tar"));
+    const top = JSON.parse(execFileSync("tar", ["-xOf", join(a, "adjuster.oci.tar"), "index.json"], { encoding: "utf8" })) as { manifests: Descriptor[] };
+    const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
+    const m = index.manifests.find((d) => d.platform?.architecture === host.architecture)!;
+    const manifest = JSON.parse(blob(m).toString()) as { config: Descriptor; layers: Descriptor[] };
+    const rootfs = join(dir, "rootfs");
+    mkdirSync(rootfs);
+    const layerFiles: string[][] = [];
+    for (const l of manifest.layers) {
+      const file = join(dir, `${l.digest.slice(7)}.tar.gz`);
+      execFileSync("sh", ["-c", `cat > '${file}'`], { input: blob(l) });
+      layerFiles.push(execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n"));
+      execFileSync("tar", ["-xzf", file, "-C", rootfs]);
+    }
+    image = { index, manifest, config: JSON.parse(blob(manifest.config).toString()) as typeof image.config, layerDigests: manifest.layers.map((l) => l.digest), rootfs, layerFiles };
+  }, 600_000);
+
+  it("two builds of the same entry, from other directories at other times, give the same bytes: executable, image, SBOM, manifests", () => {
+    const files = (out: string) =>
+      readdirSync(out, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
+        .sort();
+    expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
+    expect(files(b)).toEqual(files(a));
+    for (const f of files(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
+    // The printed lines differ only in the output directory.
+    expect(linesB.map((l) => l.replaceAll(b, "OUT"))).toEqual(linesA.map((l) => l.replaceAll(a, "OUT")));
+  });
+
+  it("has three layers: /etc's users, the engine (binary, loader, libraries), the plugin (launcher, bundle, code cache)", () => {
+    const [base, engine, plugin] = image.layerFiles;
+    expect(base).toEqual(["etc/", "etc/group", "etc/passwd"]);
+    expect(readFileSync(join(image.rootfs, "etc/passwd"), "utf8")).toMatch(/^root:x:0:0:/);
+    expect(engine).toContain("usr/local/bin/node");
+    expect(engine!.filter((f) => f.includes("libc.so.6") || f.includes("libstdc++.so.6"))).toHaveLength(2);
+    expect(engine!.some((f) => f.includes("adjuster"))).toBe(false);
+    expect(plugin).toEqual([
+      "10-adjuster",
+      "usr/",
+      "usr/local/",
+      "usr/local/lib/",
+      "usr/local/lib/nri-wire/",
+      "usr/local/lib/nri-wire/10-adjuster/",
+      "usr/local/lib/nri-wire/10-adjuster/plugin.cjs",
+      "usr/local/lib/nri-wire/10-adjuster/plugin.cjs.cache",
+    ]);
+    expect(image.config.history.map((h) => h.created_by)).toEqual([
+      "nri-wire build: /etc/passwd and /etc/group (root, nobody)",
+      expect.stringMatching(/^nri-wire build: engine node v\d+\.\d+\.\d+.*, stripped, with its loader and libraries$/),
+      expect.stringMatching(/^nri-wire build: plugin 10-adjuster, its bundle and V8's code cache of it for node v/),
+    ]);
+  });
+
+  it("every plugin built with the same engine has the same engine layer: a node stores and maps it once", () => {
+    const blob = layout(join(other, "probe.oci.tar"));
+    const top = JSON.parse(execFileSync("tar", ["-xOf", join(other, "probe.oci.tar"), "index.json"], { encoding: "utf8" })) as { manifests: Descriptor[] };
+    const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
+    const manifest = JSON.parse(blob(index.manifests[0]!).toString()) as { layers: Descriptor[] };
+    const digests = manifest.layers.map((l) => l.digest);
+    expect(digests.slice(0, 2)).toEqual(image.layerDigests.slice(0, 2));
+    expect(digests[2]).not.toBe(image.layerDigests[2]);
+  });
+
+  it("its config runs the launcher on the NRI socket, with a PATH and the OCI labels", () => {
+    const git = execFileSync("git", ["-C", ROOT, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    expect(image.config.created).toBe("1970-01-01T00:00:00Z");
+    expect(image.config.config).toEqual({
+      Env: ["PATH=/usr/local/bin:/usr/bin:/bin"],
+      Entrypoint: ["/10-adjuster"],
+      Cmd: ["--socket", "/var/run/nri/nri.sock"],
+      Labels: {
+        "org.opencontainers.image.created": "1970-01-01T00:00:00Z",
+        "org.opencontainers.image.title": "10-adjuster",
+        "org.opencontainers.image.description": "The NRI plugin 10-adjuster, built by nri-wire build",
+        "org.opencontainers.image.version": "0.1.0",
+        "org.opencontainers.image.source": "https://github.com/nri-wire/nri-wire",
+        "org.opencontainers.image.revision": git,
+        "org.opencontainers.image.licenses": "Apache-2.0",
+      },
+    });
+  });
+
+  it("the engine is stripped, and the plugin starts from its code cache: accepted by the engine, and refused under other flags, as the launcher says", () => {
+    const node = join(image.rootfs, "usr/local/bin/node");
+    expect(statSync(node).size).toBeLessThanOrEqual(statSync(process.execPath).size);
+    const run = (...flags: string[]) => {
+      const r = execFileSync(node, [...flags, join(image.rootfs, "10-adjuster"), "check"], { encoding: "utf8", env: {}, stdio: ["ignore", "pipe", "pipe"] });
+      return r.trim();
+    };
+    expect(run()).toBe('{"id":"10-adjuster","events":"CreateContainer","handlers":["configure","createContainer"]}');
+    const r = execFileSync("sh", ["-c", `'${node}' --no-opt '${join(image.rootfs, "10-adjuster")}' check 2>&1 >/dev/null`], { encoding: "utf8", env: {} });
+    expect(r.trim()).toBe(`10-adjuster: code cache rejected by node ${process.version}: starting without it`);
+    // The cache was accepted: no such line.
+    const quiet = execFileSync("sh", ["-c", `'${node}' '${join(image.rootfs, "10-adjuster")}' check 2>&1 >/dev/null`], { encoding: "utf8", env: {} });
+    expect(quiet).toBe("");
+  });
+
+  it("the SBOM names the image by digest, nri-wire, the engine and each library with its hash", () => {
+    const digest = /@(sha256:[0-9a-f]{64}),/.exec(linesA.find((l) => l.includes(".oci.tar"))!)![1]!;
+    expect(image.index.manifests.length).toBe(1);
+    const bom = JSON.parse(readFileSync(join(a, "adjuster.cdx.json"), "utf8")) as {
+      bomFormat: string;
+      specVersion: string;
+      metadata: { timestamp: string; component: { name: string; version: string; purl: string } };
+      components: { name: string; purl?: string; hashes?: { alg: string; content: string }[] }[];
+    };
+    expect([bom.bomFormat, bom.specVersion, bom.metadata.timestamp]).toEqual(["CycloneDX", "1.6", "1970-01-01T00:00:00Z"]);
+    expect(bom.metadata.component).toMatchObject({ name: "localhost/nri-wire/adjuster", version: "0.1.0", purl: `pkg:oci/adjuster@${encodeURIComponent(digest)}?repository_url=localhost%2Fnri-wire%2Fadjuster&tag=0.1.0` });
+    const names = bom.components.map((c) => c.name);
+    expect(names).toContain("nri-wire");
+    expect(names).toContain("node");
+    expect(names).toContain("libc.so.6");
+    const node = bom.components.find((c) => c.name === "node")!;
+    expect(node.hashes?.find((h) => h.alg === "SHA-256")?.content).toBe(sha256(readFileSync(join(image.rootfs, "usr/local/bin/node"))));
+  });
+});
