@@ -10,6 +10,11 @@
 #   scripts/runtimes/build.sh prometheus   Prometheus v0.316.0 (prometheus, promtool): scrapes a
 #                                          built plugin's /metrics
 #   scripts/runtimes/build.sh jaeger       Jaeger v1.76.0 all-in-one: receives OTLP traces
+#   scripts/runtimes/build.sh crane        crane v0.22.1 (go-containerregistry): the local registry
+#                                          (`crane registry serve`) and the push to it
+#   scripts/runtimes/build.sh qemu         qemu-user-static and the arm64 libraries Node needs, from
+#                                          Debian (arm64 added as a dpkg architecture): to build and
+#                                          run a plugin's linux/arm64 form on an amd64 host
 #
 # Cache: ${XDG_CACHE_HOME:-~/.cache}/nri-wire/runtimes/<name>-<version>/ (a `.complete` file
 # marks a finished build). The project's own small Go programs (the probe that is the test
@@ -30,6 +35,7 @@ HELM_VERSION=v4.3.1
 NODE_VERSION=26.10.0
 PROMETHEUS_VERSION=v0.316.0
 JAEGER_VERSION=v1.76.0
+CRANE_VERSION=v0.22.1
 # The tags CRI-O's Makefile helpers pick on a Debian machine with libseccomp-dev and no btrfs.
 CRIO_TAGS="containers_image_ostree_stub exclude_graphdriver_btrfs btrfs_noversion containers_image_openpgp seccomp"
 
@@ -172,6 +178,40 @@ build_jaeger() {
   echo "JAEGER=$dir/bin/jaeger-all-in-one"
 }
 
+build_crane() {
+  local dir=$CACHE/crane-$CRANE_VERSION
+  if [ ! -e "$dir/.complete" ]; then
+    rm -rf "$dir" && mkdir -p "$dir/bin"
+    step "build crane $CRANE_VERSION" "$LOGS/crane-$CRANE_VERSION.log" \
+      env GOBIN="$dir/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod "${NICE[@]}" go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION"
+    touch "$dir/.complete"
+  fi
+  echo "CRANE=$dir/bin/crane"
+}
+
+# The other architecture's libraries in Debian's multiarch directories, and qemu-user to run its
+# programs: what `nri-wire build --platform linux/arm64` needs on an amd64 host (and the reverse).
+build_qemu() {
+  local host foreign q triplet
+  host=$(dpkg --print-architecture)
+  case $host in
+    amd64) foreign=arm64 q=aarch64 triplet=aarch64-linux-gnu ;;
+    arm64) foreign=amd64 q=x86_64 triplet=x86_64-linux-gnu ;;
+    *) echo "runtimes: no other architecture to emulate on $host" >&2; exit 1 ;;
+  esac
+  if ! dpkg --print-foreign-architectures | grep -qx "$foreign"; then
+    step "dpkg --add-architecture $foreign" "$LOGS/dpkg-arch.log" dpkg --add-architecture "$foreign"
+    APT_UPDATED=
+  fi
+  local lib
+  for lib in libc6:libc.so.6 libstdc++6:libstdc++.so.6 libgcc-s1:libgcc_s.so.1 libatomic1:libatomic.so.1; do
+    need_debian "/usr/lib/$triplet/${lib#*:}" "${lib%%:*}:$foreign"
+  done
+  need_debian "qemu-$q-static" qemu-user-static
+  echo "QEMU=$(command -v "qemu-$q-static")"
+  echo "FOREIGN_PLATFORM=linux/$foreign"
+}
+
 # The project's own programs, from test/runtimes/: cheap to rebuild, so never cached by version.
 build_own() {
   step "build probe" "$LOGS/probe.log" bash -c "cd '$ROOT/test/runtimes/probe' && CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -trimpath -ldflags='-s -w' -o '$OWN/probe' ."
@@ -189,10 +229,10 @@ exec 9>"$CACHE/.lock"
 flock 9
 command -v go >/dev/null || { echo "runtimes: go is not on PATH; it builds the runtimes" >&2; exit 1; }
 [ $# -gt 0 ] || set -- containerd crio
-# Helm, Node, Prometheus and Jaeger alone need no runtime, runc or CRI tools.
+# Helm, Node, Prometheus, Jaeger, crane and qemu alone need no runtime, runc or CRI tools.
 standalone=1
 for what in "$@"; do
-  case $what in helm | node | prometheus | jaeger) ;; *) standalone= ;; esac
+  case $what in helm | node | prometheus | jaeger | crane | qemu) ;; *) standalone= ;; esac
 done
 if [ -n "$standalone" ]; then
   for what in "$@"; do "build_$what"; done
@@ -206,12 +246,14 @@ for what in "$@"; do
     node) build_node ;;
     prometheus) build_prometheus ;;
     jaeger) build_jaeger ;;
+    crane) build_crane ;;
+    qemu) build_qemu ;;
     containerd) build_containerd ;;
     crio)
       need_debian conmon conmon
       build_crio
       ;;
-    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm, node, prometheus, jaeger)" >&2; exit 2 ;;
+    *) echo "runtimes: unknown runtime '$what' (containerd, crio, helm, node, prometheus, jaeger, crane, qemu)" >&2; exit 2 ;;
   esac
 done
 build_crictl

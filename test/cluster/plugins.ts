@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Built, NRI_WIRE, ROOT, runForExit } from "../runtimes/support.js";
 
@@ -8,7 +9,7 @@ export interface PluginConfig {
   readonly pidsLimit: number;
 }
 
-/** A plugin the suite deploys with Helm: its chart takes `nri.socketDir` and `config` (the text of Configure). */
+/** A plugin the suite deploys with Helm: its chart takes `nri.socketPath` and `config` (the text of Configure). */
 export interface DeployedPlugin {
   /** Go or TypeScript: the name the comparison prints. */
   readonly language: string;
@@ -18,30 +19,52 @@ export interface DeployedPlugin {
   readonly chart: string;
   /** The OCI archive of its image, imported into the runtime's k8s.io namespace. */
   readonly imageTar: string;
+  /** More `helm install` arguments: what this chart offers beyond the common values. */
+  readonly installArgs: readonly string[];
+  /** The memory its chart requests for the pod, in bytes. */
+  readonly memoryRequest: number;
+}
+
+/** A Kubernetes memory quantity (`96Mi`) in bytes: the binary suffixes charts use. */
+export function memoryBytes(quantity: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(quantity);
+  if (m === null) throw new Error(`cluster: memory quantity "${quantity}" is not NUMBER[Ki|Mi|Gi]`);
+  return Number(m[1]) * { "": 1, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3 }[m[2] ?? ""]!;
+}
+
+/** The memory request in a chart's values.yaml (resources.requests.memory). */
+function memoryRequest(chart: string): number {
+  const m = /^resources:\n(?:  .*\n)*?  requests:\n(?:    .*\n)*?    memory: (\S+)$/m.exec(readFileSync(join(chart, "values.yaml"), "utf8"));
+  if (m === null) throw new Error(`cluster: ${chart}/values.yaml has no resources.requests.memory`);
+  return memoryBytes(m[1]!);
 }
 
 /** The Go plugin (test/cluster/go-plugin) with its chart; scripts/cluster/build.sh builds the image its values name. */
 export async function goPlugin(b: Built): Promise<DeployedPlugin> {
   if (b.GO_PLUGIN_IMAGE !== "localhost/nri-wire/go-env-injector:1") throw new Error(`cluster: the Go plugin's chart names localhost/nri-wire/go-env-injector:1, the build made ${b.GO_PLUGIN_IMAGE}`);
-  return {
-    language: "Go",
-    release: "go-env-injector",
-    namespace: "kube-system",
-    chart: join(ROOT, "test/cluster/go-plugin/chart"),
-    imageTar: b.GO_PLUGIN_IMAGE_TAR!,
-  };
+  const chart = join(ROOT, "test/cluster/go-plugin/chart");
+  return { language: "Go", release: "go-env-injector", namespace: "kube-system", chart, imageTar: b.GO_PLUGIN_IMAGE_TAR!, installArgs: [], memoryRequest: memoryRequest(chart) };
 }
 
-/** The TypeScript twin, examples/env-injector.ts: `nri-wire build` writes its image and its chart. */
+/**
+ * The TypeScript twin, examples/env-injector.ts: `nri-wire build` writes its image and its chart,
+ * installed pinned to the image's digest and with an SELinux type (which a node without SELinux
+ * ignores) to run what the chart offers.
+ */
 export async function tsPlugin(b: Built): Promise<DeployedPlugin> {
   const out = join(ROOT, "test/cluster/.bin/ts-plugin");
   const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), "build", join(ROOT, "examples/env-injector.ts"), "--name", "env-injector", "--idx", "50", "--out", out, "--node", b.NODE!], 600_000);
   if (r.code !== 0) throw new Error(`cluster: nri-wire build examples/env-injector.ts failed (${r.code}): ${r.stderr.trim()}`);
+  const digest = /@(sha256:[0-9a-f]{64}), /.exec(r.stdout)?.[1];
+  if (digest === undefined) throw new Error(`cluster: nri-wire build printed no image digest: ${r.stdout}`);
+  const chart = join(out, "chart");
   return {
     language: "TypeScript",
     release: "env-injector",
     namespace: "kube-system",
-    chart: join(out, "chart"),
+    chart,
     imageTar: join(out, "env-injector.oci.tar"),
+    installArgs: ["--set", `image.digest=${digest}`, "--set", "podSecurityContext.seLinuxOptions.type=spc_t"],
+    memoryRequest: memoryRequest(chart),
   };
 }

@@ -115,3 +115,23 @@ export async function podMemory(c: Cluster, namespace: string, pod: string): Pro
   const sum = (f: (m: { workingSetBytes?: number; rssBytes?: number }) => number | undefined) => (p.containers ?? []).reduce((n, x) => n + (f(x.memory ?? {}) ?? 0), 0);
   return { workingSetBytes: sum((m) => m.workingSetBytes), rssBytes: sum((m) => m.rssBytes) };
 }
+
+/** The host PID of the one running container of pod `pod` (crictl: the runtime's view). */
+export async function containerPid(c: Cluster, pod: string): Promise<number> {
+  const ids = (await c.crictl("ps", "-q", "--label", `io.kubernetes.pod.name=${pod}`)).trim().split("\n").filter((l) => l !== "");
+  if (ids.length !== 1) throw new Error(`cluster: pod ${pod} has ${ids.length} running containers in the runtime, not 1`);
+  return (JSON.parse(await c.crictl("inspect", ids[0]!)) as { info: { pid: number } }).info.pid;
+}
+
+/**
+ * Milliseconds from a plugin pod's registration (the time the runtime logged for its
+ * `registered with` line) to its Ready condition; the condition has whole seconds, so the figure
+ * is within a second of the truth.
+ */
+export async function readyAfterRegistration(c: Cluster, namespace: string, pod: KubeObject): Promise<number> {
+  const lines = (await c.kubectl("-n", namespace, "logs", "--timestamps", pod.metadata.name)).split("\n");
+  const registered = lines.find((l) => / registered/.test(l))?.split(" ")[0];
+  const conds = ((pod.status?.conditions ?? []) as { type: string; lastTransitionTime: string }[]).find((x) => x.type === "Ready");
+  if (registered === undefined || conds === undefined) throw new Error(`cluster: pod ${pod.metadata.name} has no registration line or no Ready condition`);
+  return Date.parse(conds.lastTransitionTime) - Date.parse(registered);
+}

@@ -9,7 +9,10 @@ import { type Built, overlayWorks, readText, run, startLogged, stop, waitUntil }
 /** The lifecycle events containerd v2.4 sends, in order, for one pod and one container: all of them. */
 const EVENTS = LIFECYCLE_EVENTS;
 
-/** The config of a private containerd: its own root, state, sockets and NRI directories. */
+/**
+ * The config of a private containerd: its own root, state, sockets and NRI directories, and its
+ * registry hosts (certs.d, where a plain-HTTP registry gets its hosts.toml).
+ */
 export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string): string {
   return `version = 4
 root = "${dir}/root"
@@ -31,6 +34,8 @@ state = "${dir}/state"
 
 [plugins."io.containerd.cri.v1.images"]
   snapshotter = "${snapshotter}"
+  [plugins."io.containerd.cri.v1.images".registry]
+    config_path = "${dir}/certs.d"
   [plugins."io.containerd.cri.v1.images".pinned_images]
     sandbox = "${image}"
 
@@ -67,11 +72,15 @@ export function containerd(b: Built): RuntimeUnderTest {
     refusal: () => undefined,
     // The shims' socket directory is fixed.
     hostPaths: ["/run/containerd"],
-    async start({ dir, logs }, n, preinstalled) {
+    async start({ dir, logs, registry }, n, preinstalled) {
       const bin = b.CONTAINERD_BIN!;
       snapshotter ??= overlayWorks(dir) ? "overlayfs" : "native";
       const config = join(dir, "config.toml");
       writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!));
+      if (registry !== undefined) {
+        mkdirSync(join(dir, "certs.d", registry), { recursive: true });
+        writeFileSync(join(dir, "certs.d", registry, "hosts.toml"), `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n`);
+      }
       rmSync(join(dir, "nri"), { recursive: true, force: true });
       mkdirSync(join(dir, "nri/conf.d"), { recursive: true });
       mkdirSync(join(dir, "nri/plugins"), { recursive: true });

@@ -84,12 +84,13 @@ export function crio(b: Built): RuntimeUnderTest {
     refusal: (p) => (p.validates ? "invalid plugin events: 0x2000" : undefined),
     // Created by containers/image's blob info cache and CRI-O's default policy directory.
     hostPaths: ["/var/lib/containers", "/etc/crio"],
-    async start({ dir, logs }, n, preinstalled) {
+    async start({ dir, logs, registry }, n, preinstalled) {
       const bin = b.CRIO_BIN!;
       const config = join(dir, "crio.conf");
       writeFileSync(config, crioConfig(dir, bin, b.IMAGE!, b.RUNC!, b.CONMON!));
       writeFileSync(join(dir, "policy.json"), `{"default":[{"type":"insecureAcceptAnything"}]}\n`);
-      writeFileSync(join(dir, "registries.conf"), "unqualified-search-registries = []\n");
+      const insecure = registry === undefined ? "" : `\n[[registry]]\nlocation = "${registry}"\ninsecure = true\n`;
+      writeFileSync(join(dir, "registries.conf"), `unqualified-search-registries = []\n${insecure}`);
       writeFileSync(join(dir, "storage.conf"), `[storage]\ndriver = "vfs"\ngraphroot = "${dir}/storage"\nrunroot = "${dir}/runroot"\n`);
       rmSync(join(dir, "nri"), { recursive: true, force: true });
       mkdirSync(join(dir, "nri/conf.d"), { recursive: true });

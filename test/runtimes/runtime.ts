@@ -34,6 +34,8 @@ export interface RunningRuntime {
 export interface Place {
   readonly dir: string;
   readonly logs: string;
+  /** `host:port` of a registry speaking plain HTTP that the runtime may pull from. */
+  readonly registry?: string;
 }
 
 /** A runtime the suite drives, and what it does with NRI that the checks must know. */

@@ -1,56 +1,136 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { go, linux, prerequisites } from "../support/prerequisites.js";
+import { prerequisites } from "../support/prerequisites.js";
+import { confinement } from "./confinement.js";
 import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
-import { NRI_SOCKET, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
-import { type Built, build, logDir, NRI_WIRE, processesUnder, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, startLogged, stop, waitUntil, workDir } from "./support.js";
+import { registerQemu } from "./emulation.js";
+import { NRI_SOCKET, NRI_TIMEOUTS, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
+import { type Built, build, logDir, NRI_WIRE, processesUnder, readText, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
- * A plugin as users ship it, under real runtimes: `nri-wire build` of a plugin entry, then its
- * OCI image loaded into containerd v2.4.2's and CRI-O v1.34.0's image store and run as a pod
- * through CRI with the runtime's NRI socket directory mounted (as the DaemonSet does), and its
- * executable copied into the runtime's plugin directory (pre-installed). Each must register and
- * adjust a container of another pod, and survive a restart of the runtime: the pod's plugin
- * reconnects, the pre-installed one is launched again. Then the Helm chart renders and every
- * object of it and of daemonset.yaml decodes strictly into the Kubernetes API types. Runs as root
- * on Linux with Go (like runtimes.test.ts; the chart checks need only Go on Linux); elsewhere it
- * prints a notice and skips (under CI=true it fails).
+ * A plugin as users ship it, under real runtimes: `nri-wire build` of a plugin entry for the
+ * host's platform and linux/arm64, then its layered image loaded from the archive into
+ * containerd v2.4.2's and CRI-O v1.34.0's image store, and pulled through CRI from a local
+ * registry (`crane registry serve`) it was pushed to, and run as a pod through CRI with the
+ * runtime's NRI socket directory mounted and the DaemonSet's security (as the DaemonSet does);
+ * its executable copied into the runtime's plugin directory (pre-installed). Each must register
+ * and adjust a container of another pod, and survive a restart of the runtime: the pod's plugin
+ * reconnects, the pre-installed one is launched again. The arm64 forms run through qemu-user
+ * (binfmt_misc): the executable pre-installed in both runtimes, the image as a container of
+ * containerd (`ctr run --platform linux/arm64`), both registering and adjusting pods, and both
+ * passing `nri-wire test-plugin`. Then the Helm chart renders and every object of it and of
+ * daemonset.yaml decodes strictly into the Kubernetes API types. Runs as root on Linux with Go
+ * (like runtimes.test.ts; the chart checks build both platforms, so they too need root to install
+ * qemu-user and the other architecture's libraries); elsewhere it prints a notice and skips
+ * (under CI=true it fails).
  */
 
-const gate = prerequisites("ship", "the built plugin under containerd and CRI-O", RUNTIME_NEEDS);
-// The chart checks run no runtime: Go builds helm and the strict decoder, Linux runs the built executable.
-const chartGate = prerequisites("ship", "the chart and DaemonSet checks (helm lint and template, strict decode into k8s.io/api)", [linux, go("it builds helm and the decoder")]);
+const gate = prerequisites("ship", "the built plugin under containerd and CRI-O, its arm64 forms, the build on Node 22 and 24, and the chart and DaemonSet checks", RUNTIME_NEEDS);
 
 const PLUGIN = { name: "adjuster", idx: "10", entry: join(ROOT, "test/ship/fixtures/adjuster.ts") } as const;
 const ID = `${PLUGIN.idx}-${PLUGIN.name}`;
 const OUT = join(ROOT, "test/runtimes/.bin/ship");
 const STATE_DIR = "/run/nri-plugin";
-/** The DaemonSet's securityContext in CRI's words: root, no capability, read-only root, no privilege escalation. */
-const DAEMONSET_SECURITY = { run_as_user: { value: 0 }, readonly_rootfs: true, no_new_privs: true, capabilities: { drop_capabilities: ["ALL"] } };
+/**
+ * The DaemonSet's securityContext in CRI's words: root, no capability, read-only root, no
+ * privilege escalation, the runtime's default seccomp profile (profile_type 0, RuntimeDefault:
+ * what the kubelet sends for the pod's seccompProfile).
+ */
+const DAEMONSET_SECURITY = { run_as_user: { value: 0 }, readonly_rootfs: true, no_new_privs: true, capabilities: { drop_capabilities: ["ALL"] }, seccomp: { profile_type: 0 } };
 
 interface Shipped {
+  /** `REPOSITORY:TAG`, fully qualified. */
   imageRef: string;
-  imageName: string;
+  /** The image index's digest. */
+  digest: string;
+  /** The host platform's executable, and the other platform's. */
   executable: string;
+  foreignExecutable: string;
+  foreignPlatform: string;
   image: string;
 }
 
 let shipped: Promise<Shipped> | undefined;
 
-/** `nri-wire build` of the fixture plugin with the cached Node 26, once per run of the suite. */
-function ship(node: string): Promise<Shipped> {
+/** `nri-wire build` of the fixture plugin for this host and the other platform, with the cached Node 26, once per run of the suite. */
+function ship(b: Built): Promise<Shipped> {
   shipped ??= (async () => {
-    const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), "build", PLUGIN.entry, "--name", PLUGIN.name, "--idx", PLUGIN.idx, "--out", OUT, "--node", node], 600_000);
+    const host = `linux/${process.arch === "x64" ? "amd64" : "arm64"}`;
+    const args = ["build", PLUGIN.entry, "--name", PLUGIN.name, "--idx", PLUGIN.idx, "--out", OUT, "--node", b.NODE!, "--platform", `${host},${b.FOREIGN_PLATFORM!}`];
+    const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), ...args], 1_200_000);
     if (r.code !== 0) throw new Error(`ship: nri-wire build failed (${r.code}): ${r.stderr}`);
-    const ref = /\((nri-wire\/[^:\s]+:[^,\s]+),/.exec(r.stdout)?.[1];
-    if (ref === undefined) throw new Error(`ship: nri-wire build printed no image reference: ${r.stdout}`);
-    return { imageRef: ref, imageName: `docker.io/${ref}`, executable: join(OUT, ID), image: join(OUT, `${PLUGIN.name}.oci.tar`) };
+    const m = /\(([^@\s]+:[^@\s]+)@(sha256:[0-9a-f]{64}), /.exec(r.stdout);
+    if (m === null) throw new Error(`ship: nri-wire build printed no image reference: ${r.stdout}`);
+    const slug = (p: string) => p.replace("/", "-");
+    return {
+      imageRef: m[1]!,
+      digest: m[2]!,
+      executable: join(OUT, slug(host), ID),
+      foreignExecutable: join(OUT, slug(b.FOREIGN_PLATFORM!), ID),
+      foreignPlatform: b.FOREIGN_PLATFORM!,
+      image: join(OUT, `${PLUGIN.name}.oci.tar`),
+    };
   })();
   return shipped;
 }
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      s.close(() => (typeof a === "object" && a !== null ? res(a.port) : rej(new Error("ship: no free port"))));
+    });
+  });
+}
+
+interface Registry {
+  /** `127.0.0.1:PORT`. */
+  host: string;
+  /** The image's repository there. */
+  repository: string;
+  proc: Started;
+  dir: string;
+}
+
+let registry: Promise<Registry> | undefined;
+
+/**
+ * A local registry (`crane registry serve`, plain HTTP on 127.0.0.1) with the image pushed to it
+ * as the docs say (the archive unpacked, `crane push DIR REF`), once per run of the suite.
+ */
+function startRegistry(b: Built, image: Shipped): Promise<Registry> {
+  registry ??= (async () => {
+    const dir = workDir("shipreg");
+    const port = await freePort();
+    const host = `127.0.0.1:${port}`;
+    const log = join(dir, "registry.log");
+    const proc = startLogged(b.CRANE!, ["registry", "serve", "--address", host, "--disk", join(dir, "blobs")], log);
+    await waitUntil(() => readText(log).includes("serving on port"), "start crane registry serve: it did not say it serves", 30_000, () => `; log: ${log}`);
+    const layout = join(dir, "layout");
+    mkdirSync(layout);
+    execFileSync("tar", ["-xf", image.image, "-C", layout]);
+    const repository = `${host}/nri-wire/${PLUGIN.name}`;
+    const tag = image.imageRef.slice(image.imageRef.lastIndexOf(":") + 1);
+    await run(b.CRANE!, ["push", "--insecure", layout, `${repository}:${tag}`], "crane push", log, 300_000);
+    return { host, repository, proc, dir };
+  })();
+  return registry;
+}
+
+afterAll(async () => {
+  if (registry === undefined) return;
+  const r = await registry.catch(() => undefined);
+  if (r === undefined) return;
+  await stop(r.proc);
+  await removeWorkDir(r.dir);
+});
 
 /** Polls an asynchronous condition every 200 ms until it holds. */
 async function eventually(cond: () => Promise<boolean>, what: string, timeoutMs: number, detail: () => string = () => ""): Promise<void> {
@@ -74,7 +154,7 @@ class Cri {
   }
 
   crictl(step: string, ...args: string[]): Promise<string> {
-    return run(this.built.CRICTL!, ["--config", this.config, ...args], `crictl ${step}`, this.rt.log, 90_000).then((s) => s.trim());
+    return run(this.built.CRICTL!, ["--config", this.config, ...args], `crictl ${step}`, this.rt.log, 300_000).then((s) => s.trim());
   }
 
   /** Exit code and output of a crictl command that may fail. */
@@ -112,19 +192,33 @@ class Cri {
     await this.crictl("rmp", "rmp", pod);
     return { env, annotations: inspect.info?.runtimeSpec?.annotations ?? {} };
   }
+
+  /** The lines of a container's log. */
+  async logLines(container: string): Promise<string[]> {
+    const r = await this.try("logs", container);
+    return `${r.stdout}${r.stderr}`.trim().split("\n");
+  }
+
+  /** The host PID of a container's process. */
+  async pid(container: string): Promise<number> {
+    const info = JSON.parse(await this.crictl("inspect", "inspect", container)) as { info: { pid: number } };
+    return info.info.pid;
+  }
 }
 
-/** Puts the image into the runtime's store: containerd's k8s.io namespace (running), CRI-O's storage (before it starts). */
+/** Puts the archive into the runtime's store: containerd's k8s.io namespace (running), CRI-O's storage (before it starts). */
 async function loadImage(runtime: string, built: Built, dir: string, image: Shipped, rt?: RunningRuntime): Promise<void> {
   const log = join(dir, "ship-image.log");
   if (runtime === "containerd") {
+    // As docs/deployment.md loads it.
     await run(join(built.CONTAINERD_BIN!, "ctr"), ["--address", join(dir, "containerd.sock"), "-n", "k8s.io", "images", "import", image.image], "ctr images import (the plugin's image)", rt?.log ?? log, 300_000);
     return;
   }
+  // What `skopeo copy oci-archive:FILE containers-storage:NAME` does, with CRI-O's own test tool.
   writeFileSync(join(dir, "ship-policy.json"), `{"default":[{"type":"insecureAcceptAnything"}]}\n`);
   await run(
     join(built.CRIO_BIN!, "copyimg"),
-    ["--root", join(dir, "storage"), "--runroot", join(dir, "runroot"), "--storage-driver", "vfs", "--signature-policy", join(dir, "ship-policy.json"), "--image-name", image.imageName, "--import-from", `oci-archive:${image.image}`],
+    ["--root", join(dir, "storage"), "--runroot", join(dir, "runroot"), "--storage-driver", "vfs", "--signature-policy", join(dir, "ship-policy.json"), "--image-name", image.imageRef, "--import-from", `oci-archive:${image.image}`],
     "copyimg (the plugin's image into CRI-O's storage)",
     log,
     300_000,
@@ -149,24 +243,32 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   let logs = "";
   let runs = 0;
   let image!: Shipped;
+  let reg!: Registry;
   let rt: RunningRuntime | undefined;
   let cri!: Cri;
+  let undoQemu: (() => void) | undefined;
   const createdHostPaths: string[] = [];
   const where = () => `runtime log: ${rt?.log ?? "(none)"}`;
+  const start = async (preinstalled?: (pluginDir: string, configDir: string) => void): Promise<void> => {
+    rt = await runtime.start({ dir, logs, registry: reg.host }, ++runs, preinstalled);
+    cri = new Cri(built, dir, rt);
+  };
 
   beforeAll(async () => {
     createdHostPaths.push(...runtime.hostPaths.filter((h) => !existsSync(h)));
-    Object.assign(built, await build([name, "node"]));
-    image = await ship(built.NODE!);
+    Object.assign(built, await build([name, "node", "crane", "qemu"]));
+    image = await ship(built);
+    reg = await startRegistry(built, image);
+    undoQemu = registerQemu(built.QEMU!.replace(/^.*qemu-(\w+)-static$/, "$1"), built.QEMU!);
     dir = workDir(name === "containerd" ? "shipc" : "shipo");
     logs = logDir(built, `ship-${name}`);
     if (name !== "containerd") await loadImage(name, built, dir, image);
-    rt = await runtime.start({ dir, logs }, ++runs);
+    await start();
     if (name === "containerd") await loadImage(name, built, dir, image, rt);
-    cri = new Cri(built, dir, rt);
-  }, 1_800_000);
+  }, 3_600_000);
 
   afterAll(async () => {
+    undoQemu?.();
     if (dir === "") return;
     if (rt !== undefined) {
       await cri.removeAll().catch(() => undefined); // a failure shows as a leak below
@@ -182,45 +284,57 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   let pluginContainer = "";
   let lastProbe = "";
   /** The plugin pod's readiness probe, run as the kubelet runs it: exec in the container. */
-  const probeReady = async (): Promise<{ code: number | null; text: string }> => {
-    const r = await cri.try("exec", pluginContainer, `/${ID}`, "probe", "--state", STATE_DIR);
+  const probeReady = async (container = pluginContainer): Promise<{ code: number | null; text: string }> => {
+    const r = await cri.try("exec", container, `/${ID}`, "probe", "--state", STATE_DIR);
     lastProbe = `${r.stdout}${r.stderr}`.trim();
     return { code: r.code, text: lastProbe };
   };
-
-  it("its image, run as a pod as the DaemonSet runs it (NRI socket directory mounted, no capability, read-only root), registers (its readiness probe says so) and adjusts another pod's container with the mounted config", async () => {
-    const config = join(dir, "ship-config");
-    const state = join(dir, "ship-state");
-    mkdirSync(config, { recursive: true });
+  /** The plugin's pod as the DaemonSet runs it, from image `ref`, with its config, state and the NRI socket directory mounted. */
+  const pluginPod = async (tag: string, ref: string, config: string): Promise<string> => {
+    const configDir = join(dir, `ship-config-${tag}`);
+    const state = join(dir, `ship-state-${tag}`);
+    mkdirSync(configDir, { recursive: true });
     mkdirSync(state, { recursive: true });
-    writeFileSync(join(config, "config"), "from-configmap\n");
-    // The reference the DaemonSet uses; CRI resolves it to the name the archive carries.
-    const ref = name === "containerd" ? image.imageRef : image.imageName;
-    const { container } = await cri.pod("plugin", {
-      metadata: { name: "plugin" },
-      image: { image: ref },
-      args: ["--socket", "/var/run/nri/nri.sock", "--config", "/etc/nri-plugin/config", "--state", STATE_DIR],
-      mounts: [
-        { container_path: "/var/run/nri", host_path: join(dir, NRI_SOCKET, "..") },
-        { container_path: "/etc/nri-plugin", host_path: config, readonly: true },
-        { container_path: STATE_DIR, host_path: state },
-      ],
-    }, DAEMONSET_SECURITY);
-    pluginContainer = container;
-    await eventually(async () => (await probeReady()).code === 0, "the plugin pod never became ready (registered)", 60_000, () => `; last probe: ${lastProbe}; ${where()}`);
-    expect((await probeReady()).text).toMatch(new RegExp(`^${ID}: registered with ${name === "containerd" ? "containerd" : "cri-o"} `));
+    writeFileSync(join(configDir, "config"), `${config}\n`);
+    const { container } = await cri.pod(
+      tag,
+      {
+        metadata: { name: "plugin" },
+        image: { image: ref },
+        args: ["--socket", "/var/run/nri/nri.sock", "--config", "/etc/nri-plugin/config", "--state", STATE_DIR],
+        mounts: [
+          { container_path: "/var/run/nri", host_path: join(dir, NRI_SOCKET, "..") },
+          { container_path: "/etc/nri-plugin", host_path: configDir, readonly: true },
+          { container_path: STATE_DIR, host_path: state },
+        ],
+      },
+      DAEMONSET_SECURITY,
+    );
+    await eventually(async () => (await probeReady(container)).code === 0, `the plugin pod from ${ref} never became ready (registered)`, 60_000, () => `; last probe: ${lastProbe}; ${where()}`);
+    return container;
+  };
+  const runtimeName = name === "containerd" ? "containerd" : "cri-o";
+
+  it("its image, loaded from the archive and run as a pod as the DaemonSet runs it (NRI socket directory mounted, no capability, read-only root, seccomp), registers (its readiness probe says so) and adjusts another pod's container with the mounted config", async () => {
+    // The name the DaemonSet uses: fully qualified, the same for both runtimes.
+    pluginContainer = await pluginPod("plugin", image.imageRef, "from-configmap");
+    expect((await probeReady()).text).toMatch(new RegExp(`^${ID}: registered with ${runtimeName} `));
     expectAdjusted(await cri.adjustedPod("a"), "from-configmap", where());
+    // One line: registered; the code cache was accepted (no line says otherwise).
+    expect(await cri.logLines(pluginContainer)).toEqual([expect.stringMatching(new RegExp(`^${ID}: registered with ${runtimeName} \\S+ on /var/run/nri/nri.sock$`))]);
+    // Confined as asked: a seccomp filter, no new privileges, no capability.
+    expect(confinement(await cri.pid(pluginContainer))).toEqual({ seccomp: "2", noNewPrivs: "1", capEff: "0000000000000000" });
+    // The image has /etc/passwd: CRI-O finds the user it runs.
+    expect(readText(rt!.log)).not.toContain("Failed to open /etc/passwd");
   }, 600_000);
 
   it("survives a restart of the runtime: the pod's plugin reconnects by itself and adjusts the next pod", async () => {
     if (pluginContainer === "") throw new Error("ship: no plugin pod (the test before failed)");
     await rt!.stop();
-    rt = await runtime.start({ dir, logs }, ++runs);
-    cri = new Cri(built, dir, rt);
+    await start();
     await eventually(async () => (await probeReady()).code === 0, "the plugin pod did not become ready again after the restart", 60_000, () => `; last probe: ${lastProbe}; ${where()}`);
     expectAdjusted(await cri.adjustedPod("b"), "from-configmap", where());
-    const logsOut = await cri.try("logs", pluginContainer);
-    const lines = `${logsOut.stdout}${logsOut.stderr}`.trim().split("\n");
+    const lines = await cri.logLines(pluginContainer);
     // Registered, lost the runtime, registered again (retries in between, as many as it took).
     expect(lines.filter((l) => l.startsWith(`${ID}: registered with `)).length, lines.join("\n")).toBe(2);
     expect(lines.some((l) => l.startsWith(`${ID}: connection closed: `)), lines.join("\n")).toBe(true);
@@ -229,8 +343,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   it("refuses to start with one line in the container's log when the socket is missing", async () => {
     const empty = join(dir, "ship-no-socket");
     mkdirSync(empty, { recursive: true });
-    const ref = name === "containerd" ? image.imageRef : image.imageName;
-    const { container } = await cri.pod("nosocket", { metadata: { name: "plugin-nosocket" }, image: { image: ref }, mounts: [{ container_path: "/var/run/nri", host_path: empty }] }, DAEMONSET_SECURITY);
+    const { container } = await cri.pod("nosocket", { metadata: { name: "plugin-nosocket" }, image: { image: image.imageRef }, mounts: [{ container_path: "/var/run/nri", host_path: empty }] }, DAEMONSET_SECURITY);
     let status: { state?: string; exitCode?: number } = {};
     await eventually(
       async () => {
@@ -242,11 +355,59 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
       () => `; ${where()}`,
     );
     expect(status.exitCode).toBe(1);
-    const out = await cri.try("logs", container);
-    expect(`${out.stdout}${out.stderr}`.trim().split("\n")).toEqual([
-      `${ID}: cannot start: socket /var/run/nri/nri.sock: missing (is NRI enabled in the runtime, and its socket directory mounted?)`,
-    ]);
+    expect(await cri.logLines(container)).toEqual([`${ID}: cannot start: socket /var/run/nri/nri.sock: missing (is NRI enabled in the runtime, and its socket directory mounted?)`]);
   }, 300_000);
+
+  it("pulled through CRI from a registry by tag and by digest (the index's, as the build printed it), it runs as the same image and registers", async () => {
+    await cri.removeAll();
+    const byTag = `${reg.repository}:${image.imageRef.slice(image.imageRef.lastIndexOf(":") + 1)}`;
+    const byDigest = `${reg.repository}@${image.digest}`;
+    await cri.crictl("pull (tag)", "pull", byTag);
+    await cri.crictl("pull (digest)", "pull", byDigest);
+    const seen = JSON.parse(await cri.crictl("inspecti", "inspecti", byTag)) as { status: { repoDigests: string[]; id: string } };
+    expect(seen.status.repoDigests).toContain(byDigest);
+    const container = await pluginPod("pulled", byDigest, "from-registry");
+    expectAdjusted(await cri.adjustedPod("r"), "from-registry", where());
+    await cri.crictl("rm plugin", "rm", "--force", container);
+  }, 900_000);
+
+  // CRI runs the host's platform; containerd's own client runs another.
+  it.runIf(name === "containerd")("its linux/arm64 image runs under qemu-user as a container (ctr run --platform linux/arm64, read-only, seccomp), registers and adjusts a pod", async () => {
+    await cri.removeAll();
+    const ctr = (step: string, ...args: string[]) => run(join(built.CONTAINERD_BIN!, "ctr"), ["--address", join(dir, "containerd.sock"), "-n", "nri-wire-arm64", ...args], `ctr ${step}`, rt!.log, 600_000);
+    await ctr("images import", "images", "import", "--platform", image.foreignPlatform, image.image);
+    const log = join(logs, "arm64-image.log");
+    await ctr(
+      "run",
+      "run",
+      "-d",
+      "--platform",
+      image.foreignPlatform,
+      "--read-only",
+      "--seccomp",
+      "--log-uri",
+      `file://${log}`,
+      "--mount",
+      `type=bind,src=${join(dir, NRI_SOCKET, "..")},dst=/var/run/nri,options=rbind:rw`,
+      image.imageRef,
+      "arm64-plugin",
+    );
+    try {
+      await eventually(async () => readText(log).includes(`${ID}: registered with containerd `), "the arm64 image's plugin did not register", 120_000, () => `; its log: ${log}; ${where()}`);
+      expectAdjusted(await cri.adjustedPod("arm64-image"), "default", where());
+      // Its process is the arm64 Node run by qemu-user.
+      const pid = Number(/^arm64-plugin\s+(\d+)\s+RUNNING$/m.exec(await ctr("task ls", "task", "ls"))?.[1]);
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      expect(cmdline[0]).toMatch(/qemu/);
+      expect(cmdline).toContain("/usr/local/bin/node");
+    } finally {
+      await ctr("task kill", "task", "kill", "-s", "SIGTERM", "arm64-plugin").catch(() => undefined);
+      await eventually(async () => !(await ctr("task ls", "task", "ls")).includes("RUNNING"), "the arm64 plugin did not stop on SIGTERM", 60_000).catch(() => undefined);
+      await ctr("task rm", "task", "rm", "-f", "arm64-plugin").catch(() => undefined);
+      await ctr("containers rm", "containers", "rm", "arm64-plugin");
+    }
+    expect(readText(log).trim().split("\n")).toContain(`${ID}: SIGTERM: stopping`);
+  }, 900_000);
 
   it("as a service on the host (the systemd unit's command line): registers, adjusts a pod, reconnects after a runtime restart", async () => {
     // One adjuster at a time: the pod's goes.
@@ -262,8 +423,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
       expectAdjusted(await cri.adjustedPod("s1"), "from-service-config", where());
       await rt!.stop();
       await eventually(async () => !(await ready()), "the service still says registered with the runtime stopped", 30_000, () => `; its log: ${log}`);
-      rt = await runtime.start({ dir, logs }, ++runs);
-      cri = new Cri(built, dir, rt);
+      await start();
       await eventually(ready, "the service did not register again after the restart", 60_000, () => `; its log: ${log}; ${where()}`);
       expectAdjusted(await cri.adjustedPod("s2"), "from-service-config", where());
     } finally {
@@ -271,44 +431,106 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     }
   }, 600_000);
 
-  it("pre-installed (NN-NAME copied into the plugin directory, its config in the config directory): launched by the runtime, adjusts a pod, launched again after a restart", async () => {
+  it.each([
+    { form: "host", exe: () => image.executable },
+    { form: "linux/arm64 (through qemu-user)", exe: () => image.foreignExecutable },
+  ])("pre-installed, $form (NN-NAME copied into the plugin directory, its config in the config directory): launched by the runtime, adjusts a pod, launched again after a restart", async ({ exe }) => {
     await cri.removeAll();
     await rt!.stop();
     const install = (pluginDir: string, configDir: string): void => {
       // As docs/deployment.md installs it.
-      execFileSync("install", ["-m", "0755", image.executable, join(pluginDir, ID)]);
+      execFileSync("install", ["-m", "0755", exe(), join(pluginDir, ID)]);
       writeFileSync(join(configDir, `${ID}.conf`), "from-conf-d");
     };
     const plugins = () => processesUnder(join(dir, "nri/plugins", ID)).map((p) => p.pid);
-    rt = await runtime.start({ dir, logs }, ++runs, install);
-    cri = new Cri(built, dir, rt);
+    await start(install);
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin", 60_000, () => `; ${where()}`);
     const first = plugins()[0]!;
     expectAdjusted(await cri.adjustedPod("c"), "from-conf-d", where());
 
-    await rt.stop();
+    await rt!.stop();
     // Its connection gone, the plugin exits; the runtime launches it again when it starts.
     await waitUntil(() => !existsSync(`/proc/${first}`), `the pre-installed plugin (pid ${first}) did not exit when the runtime stopped`, 30_000);
-    rt = await runtime.start({ dir, logs }, ++runs, install);
-    cri = new Cri(built, dir, rt);
+    await start(install);
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin again", 60_000, () => `; ${where()}`);
     expect(plugins()[0]).not.toBe(first);
     expectAdjusted(await cri.adjustedPod("d"), "from-conf-d", where());
   }, 600_000);
 });
 
-describe.skipIf(!chartGate.ok)("the chart and the DaemonSet", () => {
+describe.skipIf(!gate.ok)("the linux/arm64 forms under nri-wire test-plugin (through qemu-user)", () => {
+  let image!: Shipped;
+  let rootfs = "";
+  let undoQemu: (() => void) | undefined;
+  let work = "";
+  beforeAll(async () => {
+    const b = await build(["node", "qemu"]);
+    image = await ship(b);
+    undoQemu = registerQemu(b.QEMU!.replace(/^.*qemu-(\w+)-static$/, "$1"), b.QEMU!);
+    work = workDir("shiparm");
+    // The arm64 image's layers, unpacked: its file system and nothing else.
+    rootfs = join(work, "rootfs");
+    const layout = join(work, "layout");
+    mkdirSync(rootfs);
+    mkdirSync(layout);
+    execFileSync("tar", ["-xf", image.image, "-C", layout]);
+    const blob = (d: string) => join(layout, "blobs/sha256", d.slice("sha256:".length));
+    const top = JSON.parse(readFileSync(join(layout, "index.json"), "utf8")) as { manifests: { digest: string }[] };
+    const index = JSON.parse(readFileSync(blob(top.manifests[0]!.digest), "utf8")) as { manifests: { digest: string; platform: { architecture: string } }[] };
+    const arch = image.foreignPlatform.split("/")[1];
+    const manifest = JSON.parse(readFileSync(blob(index.manifests.find((m) => m.platform.architecture === arch)!.digest), "utf8")) as { layers: { digest: string }[] };
+    for (const l of manifest.layers) execFileSync("tar", ["-xzf", blob(l.digest), "-C", rootfs]);
+  }, 3_600_000);
+
+  afterAll(async () => {
+    undoQemu?.();
+    if (work !== "") await removeWorkDir(work);
+  });
+
+  /** `nri-wire test-plugin --json` in the v1beta1 dialect, launching `command` as a runtime launches a pre-installed plugin. */
+  const testPlugin = async (command: string[]): Promise<{ passed: boolean; failed: unknown[] }> => {
+    const timeouts = ["--registration-timeout", `${NRI_TIMEOUTS.registrationS * 1000 * 3}`, "--request-timeout", `${NRI_TIMEOUTS.requestS * 1000 * 3}`, "--gone-timeout", "20000"];
+    const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), "test-plugin", "--json", "--dialect", "v1beta1", ...timeouts, "--name", PLUGIN.name, "--idx", PLUGIN.idx, "--", ...command], 1_800_000);
+    const report = JSON.parse(r.stdout) as { passed: boolean; dialects: { checks: { status: string }[] }[] };
+    expect(r.code).toBe(report.passed ? 0 : 1);
+    return { passed: report.passed, failed: report.dialects.flatMap((d) => d.checks.filter((c) => c.status === "fail")) };
+  };
+
+  it("the arm64 single executable passes", async () => {
+    const r = await testPlugin([image.foreignExecutable]);
+    expect(r.failed).toEqual([]);
+    expect(r.passed).toBe(true);
+  }, 1_800_000);
+
+  it("the arm64 image's plugin, in its own file system (chroot: the image's loader and libraries only), passes", async () => {
+    const r = await testPlugin(["chroot", rootfs, `/${ID}`]);
+    expect(r.failed).toEqual([]);
+    expect(r.passed).toBe(true);
+  }, 1_800_000);
+});
+
+describe.skipIf(!gate.ok)("the build on Node 22 and 24", () => {
+  it.each(["22", "24"])("on Node %s, with no --node, fetches the newest Node 26 from the registry and builds a working executable", async (line) => {
+    const out = join(ROOT, `test/runtimes/.bin/ship-node${line}`);
+    const r = await runForExit(join(ROOT, "scripts/with-node.sh"), ["--line", line, "node", ...NRI_WIRE.slice(1), "build", PLUGIN.entry, "--name", PLUGIN.name, "--idx", PLUGIN.idx, "--out", out], 1_200_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split("\n")[0]).toMatch(/^build: engine node v26\.\d+\.\d+ for linux\/\w+ \(node-linux-\w+@26\.\d+\.\d+ from the npm registry; stripped /);
+    const check = await runForExit(join(out, ID), ["check"]);
+    expect(check.stdout.trim()).toBe('{"id":"10-adjuster","events":"CreateContainer","handlers":["configure","createContainer"]}');
+  }, 1_200_000);
+});
+
+describe.skipIf(!gate.ok)("the chart and the DaemonSet", () => {
   let helm = "";
   let decoder = "";
-  let node = "";
+  let image!: Shipped;
   beforeAll(async () => {
-    const b = await build(["helm", "node"]);
+    const b = await build(["helm", "node", "qemu"]);
     helm = b.HELM!;
-    node = b.NODE!;
     decoder = join(ROOT, "test/runtimes/.bin/k8s-decode");
     await run("go", ["-C", join(ROOT, "test/ship/k8s-decode"), "build", "-o", decoder, "."], "go build k8s-decode", join(ROOT, "test/ship/k8s-decode"), 600_000);
-    await ship(node);
-  }, 1_800_000);
+    image = await ship(b);
+  }, 3_600_000);
 
   const decode = async (file: string): Promise<string[]> => {
     const r = await runForExit(decoder, [file]);
@@ -316,18 +538,42 @@ describe.skipIf(!chartGate.ok)("the chart and the DaemonSet", () => {
     expect(r.code).toBe(0);
     return r.stdout.trim().split("\n");
   };
+  const template = (...set: string[]) => runForExit(helm, ["template", "nri-plugin-adjuster", join(OUT, "chart"), "--namespace", "kube-system", ...set.flatMap((s) => ["--set", s])]);
 
   it("helm lint passes and helm template renders objects that decode strictly into the Kubernetes API types, with the values applied", async () => {
     const chart = join(OUT, "chart");
     const lint = await runForExit(helm, ["lint", chart]);
     expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+    const r = await template("config=hello", "nri.plugin.index=20", "nri.socketPath=/run/containerd/nri/plugins.sock", "podSecurityContext.seLinuxOptions.type=spc_t", `image.digest=${image.digest}`);
+    expect(r.code, r.stderr).toBe(0);
     const rendered = join(OUT, "rendered.yaml");
-    writeFileSync(rendered, await run(helm, ["template", "nri-plugin-adjuster", chart, "--namespace", "kube-system", "--set", "config=hello", "--set", "nri.plugin.index=20"], "helm template", chart));
+    writeFileSync(rendered, r.stdout);
     expect(await decode(rendered)).toEqual(["ConfigMap kube-system/nri-plugin-adjuster-config", "DaemonSet kube-system/nri-plugin-adjuster"]);
-    const text = await run(helm, ["template", "nri-plugin-adjuster", chart, "--namespace", "kube-system", "--set", "config=hello", "--set", "nri.plugin.index=20"], "helm template", chart);
+    const text = r.stdout;
     expect(text).toContain('config: "hello"');
     expect(text).toContain('- --idx\n            - "20"');
+    expect(text).toContain("- --socket\n            - /var/run/nri/plugins.sock");
+    expect(text).toContain("hostPath:\n            path: /run/containerd/nri\n");
+    expect(text).toContain(`image: "${image.imageRef}@${image.digest}"`);
+    expect(text).toContain("securityContext:\n        seLinuxOptions:\n          type: spc_t\n        seccompProfile:\n          type: RuntimeDefault\n");
+    expect(text).toContain("automountServiceAccountToken: false");
   }, 300_000);
+
+  it("by default: the image by tag, the default socket, the runtime's seccomp profile and no SELinux options", async () => {
+    const r = await template();
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`image: "${image.imageRef}"`);
+    expect(r.stdout).toContain("- --socket\n            - /var/run/nri/nri.sock");
+    expect(r.stdout).toContain("securityContext:\n        seccompProfile:\n          type: RuntimeDefault\n      terminationGracePeriodSeconds");
+  });
+
+  it("a socket path that is not absolute, or is in /, fails the render with the value named", async () => {
+    for (const bad of ["nri.sock", "/nri.sock", "/var/run/nri/"]) {
+      const r = await template(`nri.socketPath=${bad}`);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`nri.socketPath "${bad}": must be the absolute path of a socket in a directory other than /`);
+    }
+  });
 
   it("kubernetes/daemonset.yaml decodes strictly into the Kubernetes API types", async () => {
     expect(await decode(join(OUT, "kubernetes/daemonset.yaml"))).toEqual(["ConfigMap kube-system/nri-plugin-adjuster-config", "DaemonSet kube-system/nri-plugin-adjuster"]);
