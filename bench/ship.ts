@@ -1,22 +1,30 @@
 /**
- * `npm run bench:ship`: the forms of a plugin executable `nri-wire build` makes, and a startup
- * snapshot single executable it does not (to keep that choice measured), with the Go plugin in
- * the same run: size, cold start (process launch until the Go runtime has it
- * synchronized; median, min–max of BENCH_LAUNCHES launches, default 15), events/s and peak RSS
- * (VmHWM) over BENCH_SECONDS (default 5) of CreateContainer + StartContainer + PostStartContainer
- * cycles, median of BENCH_ROUNDS (default 3) rounds; launches (in blocks of three) and rounds
- * run form after form, interleaved. The Node they embed or name comes from
- * `scripts/runtimes/build.sh node` (Node 26). Each executable is copied into a directory of its
- * own before it runs, as an install does.
+ * `npm run bench:ship`: the forms of a plugin `nri-wire build` makes, and a startup snapshot
+ * single executable it does not (to keep that choice measured), with the Go plugin in the same
+ * run:
+ *
+ * - size, cold start (process launch until the Go runtime has it synchronized; median, min–max
+ *   of BENCH_LAUNCHES launches, default 15), events/s and peak RSS (VmHWM) over BENCH_SECONDS
+ *   (default 5) of CreateContainer + StartContainer + PostStartContainer cycles, median of
+ *   BENCH_ROUNDS (default 3) rounds; launches (in blocks of three) and rounds run form after form,
+ *   interleaved. The image form runs the image's own files (its layers unpacked: the engine, the
+ *   launcher, the bundle and its code cache) as a runtime would.
+ * - the image: its layers, and what a node that has one plugin pulls for a second;
+ * - three plugins at once, as a node runs them: from one engine layer (the same Node file
+ *   mapped three times) against three single executables (three files), their PSS summed after
+ *   a round of events.
+ *
+ * The Node they embed or name comes from `scripts/runtimes/build.sh node` (Node 26). Each
+ * executable is copied into a directory of its own before it runs, as an install does.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { goBuild, socketDir } from "../test/interop/support.js";
 import { coldStarts, median, writeRequest } from "./nri/e2e.js";
 import { type Programs, runSession } from "./nri/session.js";
-import { buildPlugin } from "../src/ship/build.js";
+import { buildPlugin, type BuildResult } from "../src/ship/build.js";
 import type { SeaStartup } from "../src/ship/executable.js";
 import { LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
 
@@ -25,6 +33,7 @@ const launches = Number(process.env.BENCH_LAUNCHES ?? "15");
 const seconds = Number(process.env.BENCH_SECONDS ?? "5");
 const rounds = Number(process.env.BENCH_ROUNDS ?? "3");
 const MiB = 1024 * 1024;
+const mib = (n: number): string => `${(n / MiB).toFixed(1)} MiB`;
 
 type Command = [string, string[]];
 
@@ -42,10 +51,38 @@ function nodeFromCache(): string {
   return line.slice("NODE=".length);
 }
 
+interface Descriptor {
+  digest: string;
+  size: number;
+}
+
+/** The blobs of a built image (digest → size) and its host platform's layers unpacked into `rootfs`. */
+function unpackImage(r: BuildResult, work: string, rootfs: string): Map<string, number> {
+  const layout = mkdtempSync(join(work, "layout-"));
+  execFileSync("tar", ["-xf", r.image, "-C", layout]);
+  const blob = (d: string) => join(layout, "blobs/sha256", d.slice("sha256:".length));
+  const blobs = new Map<string, number>();
+  const top = JSON.parse(readFileSync(join(layout, "index.json"), "utf8")) as { manifests: Descriptor[] };
+  const index = JSON.parse(readFileSync(blob(top.manifests[0]!.digest), "utf8")) as { manifests: Descriptor[] };
+  blobs.set(top.manifests[0]!.digest, top.manifests[0]!.size);
+  const m = index.manifests[0]!;
+  blobs.set(m.digest, m.size);
+  const manifest = JSON.parse(readFileSync(blob(m.digest), "utf8")) as { config: Descriptor; layers: Descriptor[] };
+  blobs.set(manifest.config.digest, manifest.config.size);
+  mkdirSync(rootfs, { recursive: true });
+  for (const l of manifest.layers) {
+    blobs.set(l.digest, l.size);
+    execFileSync("tar", ["-xzf", blob(l.digest), "-C", rootfs]);
+  }
+  rmSync(layout, { recursive: true, force: true });
+  return blobs;
+}
+
 async function main(): Promise<void> {
   const node = nodeFromCache();
   const version = execFileSync(node, ["--version"], { encoding: "utf8" }).trim();
   const work = mkdtempSync(join(tmpdir(), "nriw-bench-ship-"));
+  const say = (s: string): void => console.log(s);
   try {
     const entry = join(ROOT, "bench/nri/plugin-entry.ts");
     const rows: Row[] = [];
@@ -55,9 +92,11 @@ async function main(): Promise<void> {
       { label: `sea, low-footprint (${LOW_FOOTPRINT_OPTIONS.join(" ")})`, form: "sea", nodeOptions: LOW_FOOTPRINT_OPTIONS },
       { label: "script (#!node)", form: "script", nodeOptions: [] },
     ];
+    let first: BuildResult | undefined;
     for (const [i, f] of forms.entries()) {
       const out = join(work, `out-${i}`);
-      const r = await buildPlugin({ entry, name: "bench", idx: "10", out, form: f.form, node, nodeOptions: f.nodeOptions, seaStartup: f.seaStartup });
+      const r = await buildPlugin({ entry, name: "bench", idx: "10", out, form: f.form, node, nodeOptions: f.nodeOptions, seaStartup: f.seaStartup, tag: "1.0.0" });
+      first ??= r;
       // Installed as a user would: copied into a directory of its own.
       const installed = join(work, `installed-${i}`);
       mkdirSync(installed);
@@ -65,13 +104,17 @@ async function main(): Promise<void> {
       chmodSync(join(installed, "10-bench"), 0o755);
       rows.push({ label: f.label, needsNode: f.form === "script", bytes: r.executables[0]!.bytes + (f.form === "script" ? statSync(node).size : 0), cmd: [join(installed, "10-bench"), []] });
     }
+    // The image form: the first build's image, its layers unpacked as a runtime does.
+    const rootfs = join(work, "rootfs");
+    const blobs = unpackImage(first!, work, rootfs);
+    const imageNode = join(rootfs, "usr/local/bin/node");
+    rows.push({ label: "image (engine layer's node, launcher, code cache)", needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: [imageNode, [join(rootfs, "10-bench")]] });
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });
     const runtime: Command = [go, ["runtime"]];
     const request = writeRequest(socketDir()).path;
 
-    const say = (s: string): void => console.log(s);
-    say(`Plugin executables, Node ${version}, Go runtime; ${launches} launches, ${rounds} rounds of ${seconds} s:`);
+    say(`Plugin forms, Node ${version}, Go runtime; ${launches} launches, ${rounds} rounds of ${seconds} s:`);
     say("");
     say("| form | Node on the host | size | cold start, median (min–max) | events/s | peak RSS |");
     say("|---|---|---|---|---|---|");
@@ -82,22 +125,54 @@ async function main(): Promise<void> {
       for (const [i, row] of rows.entries()) starts[i]!.push(...(await coldStarts(runtime, row.cmd, Math.min(3, launches - done))));
     }
     const figures: Awaited<ReturnType<typeof runSession>>[][] = rows.map(() => []);
+    const session = (cmd: Command, plugins: number) => {
+      // The plugin under test is run as given (as the Go one is: no TypeScript flags).
+      const programs: Programs = { runtime: { Go: runtime, TS: runtime }, plugin: { Go: cmd, TS: cmd }, pluginEntry: "" };
+      return runSession(programs, { runtime: "Go", plugin: "Go", plugins, request, phases: `steady:${seconds}` });
+    };
     for (let r = 0; r < rounds; r++) {
-      for (const [i, row] of rows.entries()) {
-        // The plugin under test is run as given (as the Go one is: no TypeScript flags).
-        const programs: Programs = { runtime: { Go: runtime, TS: runtime }, plugin: { Go: row.cmd, TS: row.cmd }, pluginEntry: "" };
-        figures[i]!.push(await runSession(programs, { runtime: "Go", plugin: "Go", plugins: 1, request, phases: `steady:${seconds}` }));
-      }
+      for (const [i, row] of rows.entries()) figures[i]!.push(await session(row.cmd, 1));
     }
     for (const [i, row] of rows.entries()) {
       const t = starts[i]!;
       const rate = median(figures[i]!.map((f) => f.phases[0]!.events_per_sec));
       const rss = Math.max(...figures[i]!.flatMap((f) => f.memory.plugins.map((p) => p.hwm))) / 1024;
       say(
-        `| ${row.label} | ${row.needsNode ? "needed" : "no"} | ${(row.bytes / MiB).toFixed(1)} MiB${row.needsNode ? " (with node)" : ""} | ` +
+        `| ${row.label} | ${row.needsNode ? "needed" : "no"} | ${mib(row.bytes)}${row.needsNode ? " (with node)" : ""} | ` +
           `${median(t).toFixed(1)} ms (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${rate.toFixed(0)} | ${rss.toFixed(1)} MiB |`,
       );
     }
+
+    // The image's layers, and a second plugin's pull: the blobs it has that the first lacks.
+    const second = await buildPlugin({ entry: join(ROOT, "examples/env-injector.ts"), name: "env-injector", idx: "50", out: join(work, "out-second"), node, tag: "1.0.0" });
+    const secondBlobs = unpackImage(second, work, join(work, "rootfs-second"));
+    const pulled = [...secondBlobs].filter(([d]) => !blobs.has(d)).reduce((n, [, size]) => n + size, 0);
+    say("");
+    say(`The image (${first!.engines[0]!.version}, ${first!.manifests.length} platform): archive ${mib(first!.imageBytes)}; layers compressed / unpacked:`);
+    say("");
+    say("| layer | compressed | unpacked |");
+    say("|---|---|---|");
+    for (const [i, l] of first!.manifests[0]!.layers.entries()) say(`| ${["base", "engine", "plugin"][i]} | ${(l.bytes / 1024).toFixed(1)} KiB | ${(l.unpackedBytes / 1024).toFixed(1)} KiB |`);
+    say("");
+    say(`A second plugin (examples/env-injector.ts) on a node that has the first: ${(pulled / 1024).toFixed(1)} KiB to pull (its plugin layer, config, manifest and index), against ${mib(second.imageBytes)} for its whole archive. Engine stripped: ${mib(first!.engines[0]!.bytes.original)} → ${mib(first!.engines[0]!.bytes.stripped)}.`);
+
+    // Three plugins at once: one engine file mapped three times, against three executables.
+    const three = join(work, "three");
+    mkdirSync(three);
+    for (let i = 0; i < 3; i++) copyFileSync(rows[1]!.cmd[0], join(three, `bench-${i}`));
+    for (let i = 0; i < 3; i++) chmodSync(join(three, `bench-${i}`), 0o755);
+    // The session names its plugins bench-0..2: each runs its own copy.
+    const picker = join(three, "pick");
+    writeFileSync(picker, `#!/bin/sh\nfor a; do name=$a; done\nexec "$(dirname "$0")/$name" "$@"\n`);
+    chmodSync(picker, 0o755);
+    const pss = { layered: [] as number[], sea: [] as number[] };
+    for (let r = 0; r < rounds; r++) {
+      const sum = (s: Awaited<ReturnType<typeof runSession>>) => s.memory.plugins.reduce((n, p) => n + p.pss, 0) / 1024;
+      pss.layered.push(sum(await session(rows.at(-1)!.cmd, 3)));
+      pss.sea.push(sum(await session([picker, []], 3)));
+    }
+    say("");
+    say(`Three plugins at once, PSS summed after ${seconds} s of events (median of ${rounds} rounds): from one engine layer ${median(pss.layered).toFixed(1)} MiB; three single executables ${median(pss.sea).toFixed(1)} MiB.`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
