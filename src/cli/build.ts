@@ -63,6 +63,7 @@ export const buildCommand: Command = {
       ...(platforms === undefined ? {} : { platforms }),
       ...(typeof values.repository === "string" ? { repository: values.repository } : {}),
       ...(typeof values.tag === "string" ? { tag: values.tag } : {}),
+      progress: (line) => process.stderr.write(`${line}\n`),
     });
     const mib = (n: number) => `${(n / MiB).toFixed(1)} MiB`;
     const layerNames = ["base", "engine", "plugin"];

@@ -51,6 +51,8 @@ export interface BuildOptions {
   readonly repository?: string;
   /** The time of the build, seconds since the epoch; default SOURCE_DATE_EPOCH, else 0. */
   readonly sourceDateEpoch?: number;
+  /** Told of what takes long before it starts (a download); default silent. */
+  readonly progress?: (line: string) => void;
 }
 
 /** What was written, with sizes in bytes. */
@@ -126,7 +128,7 @@ function staging(out: string): string {
 }
 
 /** Where each platform's engine comes from; see BuildOptions.node. */
-async function engineSources(node: string | undefined, form: ExecutableForm, platforms: readonly Platform[]): Promise<EngineSource[]> {
+async function engineSources(node: string | undefined, form: ExecutableForm, platforms: readonly Platform[], progress: (line: string) => void): Promise<EngineSource[]> {
   const host = hostPlatform();
   let hostBinary: string | undefined;
   let version: string;
@@ -152,7 +154,7 @@ async function engineSources(node: string | undefined, form: ExecutableForm, pla
       sources.push({ name: "node", version, platform: p, binary: hostBinary });
       continue;
     }
-    const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryNode(version, p));
+    const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryNode(version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`)));
     sources.push({ name: "node", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } });
   }
   return sources;
@@ -196,7 +198,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   const id = `${o.idx}-${o.name}`;
   const tmp = staging(out);
   try {
-    const sources = await engineSources(o.node, form, platforms);
+    const sources = await engineSources(o.node, form, platforms, o.progress ?? (() => undefined));
     const first = sources[0]!;
     if (form === "sea" && !canBuildSea(first.version)) {
       const from = first.package === undefined ? ` (${first.binary})` : "";

@@ -61,8 +61,8 @@ export async function newestOfLine(major: number, p: Platform): Promise<string> 
   return `v${newest}`;
 }
 
-/** Node `version` (`v26.10.0`) for `p`: from the cache, else fetched into it. */
-export async function registryNode(version: string, p: Platform, cache: string = cacheDir()): Promise<RegistryNode> {
+/** Node `version` (`v26.10.0`) for `p`: from the cache, else fetched into it (`fetching` is told first). */
+export async function registryNode(version: string, p: Platform, cache: string = cacheDir(), fetching: (spec: string) => void = () => undefined): Promise<RegistryNode> {
   const bare = version.replace(/^v/, "");
   const spec = `${nodePackage(p)}@${bare}`;
   const dir = join(cache, "engines", `node-v${bare}-${platformSlug(p)}`);
@@ -71,6 +71,7 @@ export async function registryNode(version: string, p: Platform, cache: string =
     return { version: `v${bare}`, binary: join(dir, "node"), license: join(dir, "LICENSE"), package: spec, integrity: meta.integrity };
   };
   if (existsSync(join(dir, ".complete"))) return made();
+  fetching(spec);
   mkdirSync(join(cache, "engines"), { recursive: true });
   const tmp = mkdtempSync(join(cache, "engines", ".fetch-"));
   try {
