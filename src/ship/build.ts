@@ -17,7 +17,7 @@ import { type Engine, type EngineSource, stageEngine } from "./engine.js";
 import { canBuildSea, type ExecutableForm, nodeVersion, type SeaStartup, writeScript, writeSea } from "./executable.js";
 import { chartFiles, daemonSetYaml } from "./manifests.js";
 import { cacheDir, newestOfLine, registryNode } from "./node-registry.js";
-import { type WrittenManifest, writeOciArchive } from "./oci-image.js";
+import { type PlatformImage, type WrittenManifest, writeOciArchive } from "./oci-image.js";
 import { ARCHITECTURES, type Architecture, hostPlatform, type Platform, platformName, platformSlug } from "./platform.js";
 import { entryPackage, imageLabels, launchCommand, pluginImage } from "./plugin-image.js";
 import { makePluginLayer } from "./plugin-layer.js";
@@ -127,8 +127,8 @@ function staging(out: string): string {
   }
 }
 
-/** Where each platform's engine comes from; see BuildOptions.node. */
-async function engineSources(node: string | undefined, form: ExecutableForm, platforms: readonly Platform[], progress: (line: string) => void): Promise<EngineSource[]> {
+/** Where each platform's engine comes from (see BuildOptions.node), and the host's Node binary when one was given or runs. */
+async function engineSources(node: string | undefined, form: ExecutableForm, platforms: readonly Platform[], progress: (line: string) => void): Promise<{ sources: EngineSource[]; hostBinary: string | undefined }> {
   const host = hostPlatform();
   let hostBinary: string | undefined;
   let version: string;
@@ -157,7 +157,7 @@ async function engineSources(node: string | undefined, form: ExecutableForm, pla
     const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryNode(version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`)));
     sources.push({ name: "node", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } });
   }
-  return sources;
+  return { sources, hostBinary };
 }
 
 /** Runs `f`, prefixing its error with `build: what: `. */
@@ -198,7 +198,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   const id = `${o.idx}-${o.name}`;
   const tmp = staging(out);
   try {
-    const sources = await engineSources(o.node, form, platforms, o.progress ?? (() => undefined));
+    const { sources, hostBinary } = await engineSources(o.node, form, platforms, o.progress ?? (() => undefined));
     const first = sources[0]!;
     if (form === "sea" && !canBuildSea(first.version)) {
       const from = first.package === undefined ? ` (${first.binary})` : "";
@@ -221,7 +221,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     // Each platform's engine runs the entry's check (so the entry is known to load where it
     // ships) and makes the code cache of the plugin layer.
     let events = "";
-    const images = [];
+    const images: PlatformImage[] = [];
     const labels = imageLabels({ id, tag, created, pkg });
     for (const engine of engines) {
       const dir = join(tmp, `plugin-${platformSlug(engine.platform)}`);
@@ -238,7 +238,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     // The executables: one for all platforms in the script form, one per platform otherwise.
     const executables: { platform: Platform | undefined; name: string }[] = [];
     if (form === "script") {
-      writeScript(sources[0]!.binary, nodeOptions, bundled.code, tmp, id);
+      writeScript(hostBinary!, nodeOptions, bundled.code, tmp, id);
       executables.push({ platform: undefined, name: id });
     } else {
       for (const engine of engines) {
