@@ -9,7 +9,7 @@
  * options and SOURCE_DATE_EPOCH (default 0) give the same bytes, whatever the directory, the
  * clock or the machine; executable.ts, plugin-layer.ts and oci-image.ts say how.
  */
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { checkPluginName } from "../api/identity.js";
 import { bundle, loadEsbuild } from "./bundle.js";
@@ -196,7 +196,9 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   if (platforms.length === 0) throw new Error("build: no platform");
   const out = resolve(o.out);
   const id = `${o.idx}-${o.name}`;
+  const existed = existsSync(out);
   const tmp = staging(out);
+  let done = false;
   try {
     const { sources, hostBinary } = await engineSources(o.node, form, platforms, o.progress ?? (() => undefined));
     const first = sources[0]!;
@@ -278,6 +280,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
       mkdirSync(dirname(join(out, name)), { recursive: true });
       renameSync(join(tmp, name), join(out, name));
     }
+    done = true;
     return {
       executables: executables.map((e) => ({ platform: e.platform, path: join(out, e.name), bytes: statSync(join(out, e.name)).size })),
       image: join(out, imageFile),
@@ -293,6 +296,8 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+    // A failed build into a directory it made leaves no directory either.
+    if (!done && !existed && readdirSync(out).length === 0) rmSync(out, { recursive: true, force: true });
   }
 }
 

@@ -47,7 +47,7 @@ export interface Engine extends EngineSource {
 
 /** Strips `src`'s binary into `dir`, finds its libraries and makes its layer. */
 export function stageEngine(src: EngineSource, dir: string): Engine {
-  const what = `engine ${src.name} ${src.version} for ${platformSlug(src.platform)}`;
+  const what = `engine ${src.name} ${src.version}`;
   const runner = platformRunner(src.platform);
   const original = readFileSync(src.binary);
   const stripped = stripElf(original, src.binary);

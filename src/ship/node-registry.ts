@@ -35,13 +35,25 @@ export function nodePackage(p: Platform): string {
   return `node-linux-${ARCHITECTURES[p.architecture].node}`;
 }
 
-/** Runs npm; resolves with its stdout, or rejects with its last line of stderr. */
+/**
+ * Runs npm with `--json`; resolves with its stdout, or rejects with npm's summary of the error
+ * (its JSON answer's), else its first line of stderr that says more than the error's code.
+ */
 function npm(args: readonly string[], cwd: string): Promise<string> {
   return new Promise((res, rej) => {
-    execFile("npm", [...args, "--loglevel=error"], { cwd, maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
+    execFile("npm", [...args, "--json", "--loglevel=error"], { cwd, maxBuffer: 64 << 20, timeout: 600_000 }, (err, stdout, stderr) => {
       if (err === null) return res(stdout);
-      const line = stderr.trim().split("\n").filter((l) => l.trim() !== "").at(-1) ?? "";
-      rej(new Error(line === "" ? err.message : line.replace(/^npm error /, ""), { cause: err }));
+      let summary: string | undefined;
+      try {
+        summary = (JSON.parse(stdout) as { error?: { summary?: string } }).error?.summary;
+      } catch {
+        summary = undefined;
+      }
+      const line = stderr
+        .split("\n")
+        .map((l) => l.replace(/^npm error\s*/, "").trim())
+        .find((l) => l !== "" && !/^(code \S+|A complete log of this run)/.test(l));
+      rej(new Error(summary ?? line ?? err.message, { cause: err }));
     });
   });
 }
@@ -51,7 +63,7 @@ export async function newestOfLine(major: number, p: Platform): Promise<string> 
   const spec = `${nodePackage(p)}@${major}`;
   let out: string;
   try {
-    out = await npm(["view", spec, "version", "--json"], homedir());
+    out = await npm(["view", spec, "version"], homedir());
   } catch (e) {
     throw new Error(`npm view ${spec}: ${(e as Error).message}`, { cause: e });
   }
@@ -77,7 +89,7 @@ export async function registryNode(version: string, p: Platform, cache: string =
   try {
     let packed: { filename: string; integrity: string }[];
     try {
-      packed = JSON.parse(await npm(["pack", spec, "--pack-destination", tmp, "--json"], tmp)) as { filename: string; integrity: string }[];
+      packed = JSON.parse(await npm(["pack", spec, "--pack-destination", tmp], tmp)) as { filename: string; integrity: string }[];
     } catch (e) {
       throw new Error(`npm pack ${spec}: ${(e as Error).message}`, { cause: e });
     }

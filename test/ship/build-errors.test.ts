@@ -107,7 +107,7 @@ describe("nri-wire build: bad input", () => {
     const bin = tmp();
     writeFileSync(
       join(bin, "npm"),
-      `#!/bin/sh\ncase "$1" in\n  view) echo '["26.0.0", "26.1.0"]' ;;\n  pack) echo "npm error code E404" >&2; echo "npm error 404 Not Found - GET https://registry.npmjs.org/$2 - Not found" >&2; exit 1 ;;\nesac\n`,
+      `#!/bin/sh\ncase "$1" in\n  view) echo '["26.0.0", "26.1.0"]' ;;\n  pack) echo '{"error": {"code": "ETARGET", "summary": "No matching version found for '"$2"'."}}'; echo "npm error code ETARGET" >&2; echo "npm error notarget No matching version found for $2." >&2; exit 1 ;;\nesac\n`,
     );
     chmodSync(join(bin, "npm"), 0o755);
     const saved = { PATH: process.env.PATH, XDG_CACHE_HOME: process.env.XDG_CACHE_HOME };
@@ -119,12 +119,12 @@ describe("nri-wire build: bad input", () => {
       const pkg = `node-linux-${other.architecture === "amd64" ? "x64" : "arm64"}`;
       // The running Node is the host's engine; the other platform's is the same version from the registry.
       expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), platforms: [host, other] })).toEqual({
-        message: `build: engine node ${process.version} for linux/${other.architecture}: npm pack ${pkg}@${process.version.slice(1)}: 404 Not Found - GET https://registry.npmjs.org/${pkg}@${process.version.slice(1)} - Not found`,
+        message: `build: engine node ${process.version} for linux/${other.architecture}: npm pack ${pkg}@${process.version.slice(1)}: No matching version found for ${pkg}@${process.version.slice(1)}.`,
         left: [],
       });
       // A line: its newest version, for every platform.
       expect((await failure({ entry: join(FIXTURES, "adjuster.ts"), node: "26", platforms: [other] })).message).toBe(
-        `build: engine node v26.1.0 for linux/${other.architecture}: npm pack ${pkg}@26.1.0: 404 Not Found - GET https://registry.npmjs.org/${pkg}@26.1.0 - Not found`,
+        `build: engine node v26.1.0 for linux/${other.architecture}: npm pack ${pkg}@26.1.0: No matching version found for ${pkg}@26.1.0.`,
       );
       expect((await failure({ entry: join(FIXTURES, "adjuster.ts"), node: "26", form: "script" })).message).toBe(
         "build: form script: --node must name a Node binary on the host (the #! line names it), not a version",
