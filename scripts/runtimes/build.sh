@@ -127,15 +127,21 @@ build_crio() {
   echo "CRIO_BIN=$dir/bin"
 }
 
-build_helm() {
-  local dir=$CACHE/helm-$HELM_VERSION
+# go_install NAME VERSION PACKAGE@VERSION: `go install` of a static PACKAGE into the cache, once
+# per version; sets BIN to the directory it is in.
+go_install() {
+  local dir=$CACHE/$1-$2
   if [ ! -e "$dir/.complete" ]; then
     rm -rf "$dir" && mkdir -p "$dir/bin"
-    step "build helm $HELM_VERSION" "$LOGS/helm-$HELM_VERSION.log" \
-      env GOBIN="$dir/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod "${NICE[@]}" go install "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+    step "build $1 $2" "$LOGS/$1-$2.log" env GOBIN="$dir/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod "${NICE[@]}" go install "$3"
     touch "$dir/.complete"
   fi
-  echo "HELM=$dir/bin/helm"
+  BIN=$dir/bin
+}
+
+build_helm() {
+  go_install helm "$HELM_VERSION" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+  echo "HELM=$BIN/helm"
 }
 
 build_node() {
@@ -179,14 +185,8 @@ build_jaeger() {
 }
 
 build_crane() {
-  local dir=$CACHE/crane-$CRANE_VERSION
-  if [ ! -e "$dir/.complete" ]; then
-    rm -rf "$dir" && mkdir -p "$dir/bin"
-    step "build crane $CRANE_VERSION" "$LOGS/crane-$CRANE_VERSION.log" \
-      env GOBIN="$dir/bin" CGO_ENABLED=0 GOFLAGS=-mod=mod "${NICE[@]}" go install "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION"
-    touch "$dir/.complete"
-  fi
-  echo "CRANE=$dir/bin/crane"
+  go_install crane "$CRANE_VERSION" "github.com/google/go-containerregistry/cmd/crane@$CRANE_VERSION"
+  echo "CRANE=$BIN/crane"
 }
 
 # The other architecture's libraries in Debian's multiarch directories, and qemu-user to run its

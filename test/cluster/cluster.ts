@@ -1,28 +1,15 @@
 import { mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { networkInterfaces } from "node:os";
 import { dirname, join } from "node:path";
 import { containerd } from "../runtimes/containerd.js";
 import { NRI_SOCKET, type RunningRuntime } from "../runtimes/runtime.js";
-import { type Built, mountsUnder, readText, removeWorkDir, run, type Started, startLogged, stop } from "../runtimes/support.js";
+import { type Built, freePort, mountsUnder, readText, removeWorkDir, run, type Started, startLogged, stop } from "../runtimes/support.js";
 import { type HostState, recordHostState, restoreHostState } from "./host-state.js";
 import { KubeApi } from "./kube-api.js";
 import { generatePki, type Pki } from "./pki.js";
 
 /** The node's name: one node, named for the suite rather than the host. */
 export const NODE = "nri-wire-node";
-
-/** A port nothing listens on now (the kernel's pick), for one component of this run. */
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a !== null ? res(a.port) : rej(new Error("cluster: no free port"))));
-    });
-  });
-}
 
 /** The host's first non-loopback IPv4 address: the kubelet refuses a loopback node IP. */
 export function nodeIp(): string {

@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { prerequisites } from "../support/prerequisites.js";
@@ -9,7 +8,7 @@ import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
 import { registerQemu } from "./emulation.js";
 import { NRI_SOCKET, NRI_TIMEOUTS, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
-import { type Built, build, logDir, NRI_WIRE, processesUnder, readText, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
+import { type Built, build, freePort, logDir, NRI_WIRE, processesUnder, readText, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
  * A plugin as users ship it, under real runtimes: `nri-wire build` of a plugin entry for the
@@ -76,18 +75,6 @@ function ship(b: Built): Promise<Shipped> {
     };
   })();
   return shipped;
-}
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.on("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a !== null ? res(a.port) : rej(new Error("ship: no free port"))));
-    });
-  });
 }
 
 interface Registry {

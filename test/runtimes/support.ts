@@ -1,5 +1,6 @@
 import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { go, linux, type Need, root } from "../support/prerequisites.js";
 
@@ -213,4 +214,16 @@ export function overlayWorks(dir: string): boolean {
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+}
+
+/** A TCP port nothing listens on now (the kernel's pick), on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.on("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      s.close(() => (typeof a === "object" && a !== null ? res(a.port) : rej(new Error("runtimes: no free port"))));
+    });
+  });
 }
