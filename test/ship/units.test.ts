@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { pluginHandlersOf } from "../../src/ship/plugin-entry.js";
 import { markRegistered, markUnregistered, probe, stateFile } from "../../src/ship/readiness.js";
 import { socketProblem } from "../../src/ship/socket-check.js";
-import { objectName } from "../../src/ship/manifests.js";
+import { daemonSetYaml, objectName } from "../../src/ship/manifests.js";
 import { tempDir } from "../support/temp.js";
 
 const dir = tempDir("nriw-ship-units-");
@@ -59,5 +59,24 @@ describe("Kubernetes object names", () => {
     expect(objectName("adjuster")).toBe("nri-plugin-adjuster");
     expect(objectName("My_Plugin+v2")).toBe("nri-plugin-my-plugin-v2");
     expect(objectName("x".repeat(80))).toHaveLength(63);
+  });
+});
+
+describe("the DaemonSet", () => {
+  const spec = { name: "adjuster", idx: "10", version: "0.1.0", image: { repository: "localhost/nri-wire/adjuster", tag: "0.1.0" } };
+
+  it("runs the image by its full name, hardened, ready once registered (a startup probe every second, then readiness every 10 s)", () => {
+    const yaml = daemonSetYaml({ ...spec, command: ["/10-adjuster"] });
+    expect(yaml).toContain('image: "localhost/nri-wire/adjuster:0.1.0"');
+    expect(yaml).toContain("automountServiceAccountToken: false\n      enableServiceLinks: false\n      securityContext:\n        seccompProfile:\n          type: RuntimeDefault\n");
+    const probe = '            exec:\n              command:\n                - "/10-adjuster"\n                - "probe"\n                - "--state"\n                - "/run/nri-plugin"\n';
+    expect(yaml).toContain(`          startupProbe:\n${probe}            periodSeconds: 1\n            failureThreshold: 600\n            timeoutSeconds: 5\n`);
+    expect(yaml).toContain(`          readinessProbe:\n${probe}            periodSeconds: 10\n            failureThreshold: 1\n            timeoutSeconds: 5\n`);
+    expect(yaml).toContain("            - --socket\n            - /var/run/nri/nri.sock\n");
+  });
+
+  it("probes through the engine when the plugin runs with Node options (a #! line passes one argument)", () => {
+    const yaml = daemonSetYaml({ ...spec, command: ["/usr/local/bin/node", "--max-semi-space-size=1", "--single-threaded", "/10-adjuster"] });
+    expect(yaml).toContain('              command:\n                - "/usr/local/bin/node"\n                - "--max-semi-space-size=1"\n                - "--single-threaded"\n                - "/10-adjuster"\n                - "probe"\n');
   });
 });
