@@ -98,6 +98,7 @@ function startRegistry(b: Built, image: Shipped): Promise<Registry> {
     const port = await freePort();
     const host = `127.0.0.1:${port}`;
     const log = join(dir, "registry.log");
+    mkdirSync(join(dir, "blobs"));
     const proc = startLogged(b.CRANE!, ["registry", "serve", "--address", host, "--disk", join(dir, "blobs")], log);
     await waitUntil(() => readText(log).includes("serving on port"), "start crane registry serve: it did not say it serves", 30_000, () => `; log: ${log}`);
     const layout = join(dir, "layout");
