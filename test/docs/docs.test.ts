@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { afterAll, describe, expect, it, onTestFinished } from "vitest";
 import { anchors, type CodeBlock, codeBlocks, documents, links, read } from "./markdown.js";
 import { bundle } from "../../src/ship/bundle.js";
-import { RETRY_MS } from "../../src/ship/launcher.js";
+import { RETRY_MS } from "../../src/ship/plugin-main.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const BLOCKS = join(ROOT, "test/docs/.blocks");
@@ -198,7 +198,7 @@ describe("docs: stated numbers", () => {
     }
   }, 60_000);
 
-  it("deployment.md's reconnection delays are the launcher's", () => {
+  it("deployment.md's reconnection delays are the built executable's", () => {
     const doc = read(ROOT, "docs/deployment.md");
     const { first, last } = RETRY_MS;
     expect(doc).toContain(`\`10-adjuster: nri: cannot connect to /var/run/nri/nri.sock: ...; retrying in ${first * 2} ms\``);
