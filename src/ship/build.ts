@@ -90,7 +90,9 @@ export function checkIdentity(name: string, idx: string): void {
 }
 
 const COMPONENT = "[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*";
-const DOMAIN = "(?:localhost|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)+|[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?:[0-9]+)(?::[0-9]+)?";
+const LABEL = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
+/** A registry: localhost, a dotted host name, or a single-label host with a port; a port in each case allowed. */
+const DOMAIN = `(?:localhost(?::[0-9]+)?|${LABEL}(?:\\.${LABEL})+(?::[0-9]+)?|${LABEL}:[0-9]+)`;
 const REPOSITORY = new RegExp(`^${DOMAIN}(?:/${COMPONENT})+$`);
 
 /** Throws unless `repository` is fully qualified (a registry, then a path): what both runtimes resolve alike. */

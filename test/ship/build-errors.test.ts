@@ -89,8 +89,8 @@ describe("nri-wire build: bad input", () => {
       message: 'build: repository "nri-wire/adjuster": not a fully qualified repository name (REGISTRY/PATH in lowercase, such as localhost/nri-wire/adjuster or ghcr.io/acme/adjuster)',
       left: [],
     });
-    for (const bad of ["adjuster", "localhost/Adjuster", "localhost/a//b", "ghcr.io/acme/adjuster:1.0", "https://ghcr.io/acme/x"]) expect(() => checkRepository(bad)).toThrow(`build: repository "${bad}": not a fully qualified`);
-    for (const good of ["localhost/nri-wire/adjuster", "localhost:5000/a/b", "registry.example.com/team/my_plugin", "ghcr.io/acme/adjuster-v2", "127.0.0.1:5000/x"]) expect(() => checkRepository(good)).not.toThrow();
+    for (const bad of ["adjuster", "localhost/Adjuster", "localhost/a//b", "ghcr.io/acme/adjuster:1.0", "https://ghcr.io/acme/x", "registry:5000:6000/x", "registry/x"]) expect(() => checkRepository(bad)).toThrow(`build: repository "${bad}": not a fully qualified`);
+    for (const good of ["localhost/nri-wire/adjuster", "localhost:5000/a/b", "registry.example.com/team/my_plugin", "ghcr.io/acme/adjuster-v2", "127.0.0.1:5000/x", "registry:5000/x"]) expect(() => checkRepository(good)).not.toThrow();
     expect(defaultRepository("My_Plugin+v2")).toBe("localhost/nri-wire/my_plugin-v2");
     expect(() => checkRepository(defaultRepository("__x..y__"))).not.toThrow();
   });
