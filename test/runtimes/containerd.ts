@@ -13,7 +13,7 @@ const EVENTS = LIFECYCLE_EVENTS;
  * The config of a private containerd: its own root, state, sockets and NRI directories, and its
  * registry hosts (certs.d, where a plain-HTTP registry gets its hosts.toml).
  */
-export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string): string {
+export function containerdConfig(dir: string, snapshotter: string, image: string, runc: string, registrationS: number = NRI_TIMEOUTS.registrationS): string {
   return `version = 4
 root = "${dir}/root"
 state = "${dir}/state"
@@ -29,7 +29,7 @@ state = "${dir}/state"
   socket_path = "${dir}/nri-socket/nri.sock"
   plugin_path = "${dir}/nri/plugins"
   plugin_config_path = "${dir}/nri/conf.d"
-  plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
+  plugin_registration_timeout = "${registrationS}s"
   plugin_request_timeout = "${NRI_TIMEOUTS.requestS}s"
 
 [plugins."io.containerd.cri.v1.images"]
@@ -72,11 +72,11 @@ export function containerd(b: Built): RuntimeUnderTest {
     refusal: () => undefined,
     // The shims' socket directory is fixed.
     hostPaths: ["/run/containerd"],
-    async start({ dir, logs, registry }, n, preinstalled) {
+    async start({ dir, logs, registry, registrationS }, n, preinstalled) {
       const bin = b.CONTAINERD_BIN!;
       snapshotter ??= overlayWorks(dir) ? "overlayfs" : "native";
       const config = join(dir, "config.toml");
-      writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!));
+      writeFileSync(config, containerdConfig(dir, snapshotter, b.IMAGE!, b.RUNC!, registrationS));
       if (registry !== undefined) {
         mkdirSync(join(dir, "certs.d", registry), { recursive: true });
         writeFileSync(join(dir, "certs.d", registry, "hosts.toml"), `server = "http://${registry}"\n\n[host."http://${registry}"]\n  capabilities = ["pull", "resolve"]\n`);

@@ -12,7 +12,7 @@ import { type Built, run, startLogged, stop, waitUntil } from "./support.js";
 const EVENTS = LIFECYCLE_EVENTS.filter((e) => e !== "ValidateContainerAdjustment" && e !== "PostUpdatePodSandbox");
 
 /** The config of a private CRI-O: its own storage, sockets, state and NRI directories. */
-export function crioConfig(dir: string, bin: string, image: string, runc: string, conmon: string): string {
+export function crioConfig(dir: string, bin: string, image: string, runc: string, conmon: string, registrationS: number = NRI_TIMEOUTS.registrationS): string {
   return `[crio]
 root = "${dir}/storage"
 runroot = "${dir}/runroot"
@@ -61,7 +61,7 @@ enable_nri = true
 nri_listen = "${dir}/nri-socket/nri.sock"
 nri_plugin_dir = "${dir}/nri/plugins"
 nri_plugin_config_dir = "${dir}/nri/conf.d"
-nri_plugin_registration_timeout = "${NRI_TIMEOUTS.registrationS}s"
+nri_plugin_registration_timeout = "${registrationS}s"
 nri_plugin_request_timeout = "${NRI_TIMEOUTS.requestS}s"
 `;
 }
@@ -84,10 +84,10 @@ export function crio(b: Built): RuntimeUnderTest {
     refusal: (p) => (p.validates ? "invalid plugin events: 0x2000" : undefined),
     // Created by containers/image's blob info cache and CRI-O's default policy directory.
     hostPaths: ["/var/lib/containers", "/etc/crio"],
-    async start({ dir, logs, registry }, n, preinstalled) {
+    async start({ dir, logs, registry, registrationS }, n, preinstalled) {
       const bin = b.CRIO_BIN!;
       const config = join(dir, "crio.conf");
-      writeFileSync(config, crioConfig(dir, bin, b.IMAGE!, b.RUNC!, b.CONMON!));
+      writeFileSync(config, crioConfig(dir, bin, b.IMAGE!, b.RUNC!, b.CONMON!, registrationS));
       writeFileSync(join(dir, "policy.json"), `{"default":[{"type":"insecureAcceptAnything"}]}\n`);
       const insecure = registry === undefined ? "" : `\n[[registry]]\nlocation = "${registry}"\ninsecure = true\n`;
       writeFileSync(join(dir, "registries.conf"), `unqualified-search-registries = []\n${insecure}`);

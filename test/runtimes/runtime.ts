@@ -36,6 +36,8 @@ export interface Place {
   readonly logs: string;
   /** `host:port` of a registry speaking plain HTTP that the runtime may pull from. */
   readonly registry?: string;
+  /** The NRI registration timeout, seconds; default NRI_TIMEOUTS.registrationS (longer for an emulated plugin). */
+  readonly registrationS?: number;
 }
 
 /** A runtime the suite drives, and what it does with NRI that the checks must know. */

@@ -237,8 +237,9 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   let undoQemu: (() => void) | undefined;
   const createdHostPaths: string[] = [];
   const where = () => `runtime log: ${rt?.log ?? "(none)"}`;
-  const start = async (preinstalled?: (pluginDir: string, configDir: string) => void): Promise<void> => {
-    rt = await runtime.start({ dir, logs, registry: reg.host }, ++runs, preinstalled);
+  /** Starts the runtime; `emulated` gives a pre-installed plugin run by qemu-user six times the registration timeout (its start-up under emulation takes seconds). */
+  const start = async (preinstalled?: (pluginDir: string, configDir: string) => void, emulated = false): Promise<void> => {
+    rt = await runtime.start({ dir, logs, registry: reg.host, ...(emulated ? { registrationS: NRI_TIMEOUTS.registrationS * 6 } : {}) }, ++runs, preinstalled);
     cri = new Cri(built, dir, rt);
   };
 
@@ -312,8 +313,14 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     expect(await cri.logLines(pluginContainer)).toEqual([expect.stringMatching(new RegExp(`^${ID}: registered with ${runtimeName} \\S+ on /var/run/nri/nri.sock$`))]);
     // Confined as asked: a seccomp filter, no new privileges, no capability.
     expect(confinement(await cri.pid(pluginContainer))).toEqual({ seccomp: "2", noNewPrivs: "1", capEff: "0000000000000000" });
-    // The image has /etc/passwd: CRI-O finds the user it runs.
-    expect(readText(rt!.log)).not.toContain("Failed to open /etc/passwd");
+    // The image has /etc/passwd: CRI-O finds the user it runs, as it does not in the probe
+    // image's containers (one static binary, no /etc), for which it warns.
+    if (name === "crio") {
+      const root = (JSON.parse(await cri.crictl("inspect", "inspect", pluginContainer)) as { info: { runtimeSpec: { root: { path: string } } } }).info.runtimeSpec.root.path;
+      const warnings = readText(rt!.log).split("\n").filter((l) => l.includes("Failed to open /etc/passwd"));
+      expect(warnings.length).toBeGreaterThan(0);
+      expect(warnings.filter((l) => l.includes(`${root}/etc/passwd`))).toEqual([]);
+    }
   }, 600_000);
 
   it("survives a restart of the runtime: the pod's plugin reconnects by itself and adjusts the next pod", async () => {
@@ -420,9 +427,9 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   }, 600_000);
 
   it.each([
-    { form: "host", exe: () => image.executable },
-    { form: "linux/arm64 (through qemu-user)", exe: () => image.foreignExecutable },
-  ])("pre-installed, $form (NN-NAME copied into the plugin directory, its config in the config directory): launched by the runtime, adjusts a pod, launched again after a restart", async ({ exe }) => {
+    { form: "host", exe: () => image.executable, emulated: false },
+    { form: "linux/arm64 (through qemu-user)", exe: () => image.foreignExecutable, emulated: true },
+  ])("pre-installed, $form (NN-NAME copied into the plugin directory, its config in the config directory): launched by the runtime, adjusts a pod, launched again after a restart", async ({ exe, emulated }) => {
     await cri.removeAll();
     await rt!.stop();
     const install = (pluginDir: string, configDir: string): void => {
@@ -431,7 +438,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
       writeFileSync(join(configDir, `${ID}.conf`), "from-conf-d");
     };
     const plugins = () => processesUnder(join(dir, "nri/plugins", ID)).map((p) => p.pid);
-    await start(install);
+    await start(install, emulated);
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin", 60_000, () => `; ${where()}`);
     const first = plugins()[0]!;
     expectAdjusted(await cri.adjustedPod("c"), "from-conf-d", where());
@@ -439,7 +446,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     await rt!.stop();
     // Its connection gone, the plugin exits; the runtime launches it again when it starts.
     await waitUntil(() => !existsSync(`/proc/${first}`), `the pre-installed plugin (pid ${first}) did not exit when the runtime stopped`, 30_000);
-    await start(install);
+    await start(install, emulated);
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin again", 60_000, () => `; ${where()}`);
     expect(plugins()[0]).not.toBe(first);
     expectAdjusted(await cri.adjustedPod("d"), "from-conf-d", where());
