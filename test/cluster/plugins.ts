@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Confinement } from "../runtimes/confinement.js";
 import { type Built, NRI_WIRE, ROOT, runForExit } from "../runtimes/support.js";
 
 /** The config both plugins read: environment variables and annotations to add, a pids limit to set. */
@@ -21,8 +22,15 @@ export interface DeployedPlugin {
   readonly imageTar: string;
   /** More `helm install` arguments: what this chart offers beyond the common values. */
   readonly installArgs: readonly string[];
+  /**
+   * The image's name by tag and by digest, when the install pins the digest: an imported image
+   * has only the first until it is given the second (`ctr images tag`), as docs/deployment.md says.
+   */
+  readonly pinned?: { readonly tagged: string; readonly digested: string };
   /** The memory its chart requests for the pod, in bytes. */
   readonly memoryRequest: number;
+  /** What its running process's confinement must be, as its chart asks (/proc/PID/status). */
+  readonly confinement: Partial<Confinement>;
 }
 
 /** A Kubernetes memory quantity (`96Mi`) in bytes: the binary suffixes charts use. */
@@ -43,7 +51,8 @@ function memoryRequest(chart: string): number {
 export async function goPlugin(b: Built): Promise<DeployedPlugin> {
   if (b.GO_PLUGIN_IMAGE !== "localhost/nri-wire/go-env-injector:1") throw new Error(`cluster: the Go plugin's chart names localhost/nri-wire/go-env-injector:1, the build made ${b.GO_PLUGIN_IMAGE}`);
   const chart = join(ROOT, "test/cluster/go-plugin/chart");
-  return { language: "Go", release: "go-env-injector", namespace: "kube-system", chart, imageTar: b.GO_PLUGIN_IMAGE_TAR!, installArgs: [], memoryRequest: memoryRequest(chart) };
+  // Its chart asks for the runtime's seccomp profile, no more.
+  return { language: "Go", release: "go-env-injector", namespace: "kube-system", chart, imageTar: b.GO_PLUGIN_IMAGE_TAR!, installArgs: [], memoryRequest: memoryRequest(chart), confinement: { seccomp: "2" } };
 }
 
 /**
@@ -55,8 +64,9 @@ export async function tsPlugin(b: Built): Promise<DeployedPlugin> {
   const out = join(ROOT, "test/cluster/.bin/ts-plugin");
   const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), "build", join(ROOT, "examples/env-injector.ts"), "--name", "env-injector", "--idx", "50", "--out", out, "--node", b.NODE!], 600_000);
   if (r.code !== 0) throw new Error(`cluster: nri-wire build examples/env-injector.ts failed (${r.code}): ${r.stderr.trim()}`);
-  const digest = /@(sha256:[0-9a-f]{64}), /.exec(r.stdout)?.[1];
-  if (digest === undefined) throw new Error(`cluster: nri-wire build printed no image digest: ${r.stdout}`);
+  const m = /\(([^@\s]+):([^@\s:]+)@(sha256:[0-9a-f]{64}), /.exec(r.stdout);
+  if (m === null) throw new Error(`cluster: nri-wire build printed no image reference: ${r.stdout}`);
+  const [, repository, tag, digest] = m as unknown as [string, string, string, string];
   const chart = join(out, "chart");
   return {
     language: "TypeScript",
@@ -65,6 +75,9 @@ export async function tsPlugin(b: Built): Promise<DeployedPlugin> {
     chart,
     imageTar: join(out, "env-injector.oci.tar"),
     installArgs: ["--set", `image.digest=${digest}`, "--set", "podSecurityContext.seLinuxOptions.type=spc_t"],
+    pinned: { tagged: `${repository}:${tag}`, digested: `${repository}@${digest}` },
     memoryRequest: memoryRequest(chart),
+    // A seccomp filter, no new privileges, no capability.
+    confinement: { seccomp: "2", noNewPrivs: "1", capEff: "0000000000000000" },
   };
 }
