@@ -1,15 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isElf, readElf, stripElf } from "../../src/ship/elf.js";
 import { engineLibraries, libraryDirs } from "../../src/ship/libraries.js";
 import { ARCHITECTURES, hostPlatform, parsePlatforms, platformName, type Platform } from "../../src/ship/platform.js";
 import { platformRunner } from "../../src/ship/platform-runner.js";
+import { tempDir } from "../support/temp.js";
 
-const dir = mkdtempSync(join(tmpdir(), "nriw-engine-files-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("nriw-engine-files-");
 
 const host = hostPlatform();
 const node = readFileSync(process.execPath);

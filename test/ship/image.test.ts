@@ -1,16 +1,18 @@
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform } from "../../src/ship/platform.js";
+import { nodeLine, prerequisites } from "../support/prerequisites.js";
+import { tempDir } from "../support/temp.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const FIXTURES = resolve(import.meta.dirname, "fixtures");
-const dir = mkdtempSync(join(tmpdir(), "nriw-image-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = tempDir("nriw-image-");
+// The tag, by default: the version in the entry's package.json (the repository's, for the fixtures).
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 
@@ -40,7 +42,9 @@ function layout(archive: string): (d: Descriptor) => Buffer {
   return (d) => readFileSync(join(to, "blobs/sha256", d.digest.slice("sha256:".length)));
 }
 
-describe.skipIf(!canBuildSea(process.version))("the image and executable nri-wire build makes", () => {
+// The Node running the tests is the engine the image is compared with.
+const gate = prerequisites("ship", "the image tests", [nodeLine("builds a single executable application (25.5 or later)", canBuildSea)]);
+describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () => {
   const host = hostPlatform();
   const [a, b, other] = [join(dir, "a/out"), join(dir, "b/out"), join(dir, "c/out")];
   let linesA: string[] = [];
@@ -85,7 +89,7 @@ describe.skipIf(!canBuildSea(process.version))("the image and executable nri-wir
         .filter((e) => e.isFile())
         .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
         .sort();
-    expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
+    expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
     expect(files(b)).toEqual(files(a));
     for (const f of files(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
     // The printed lines differ only in the output directory.
@@ -137,7 +141,7 @@ describe.skipIf(!canBuildSea(process.version))("the image and executable nri-wir
         "org.opencontainers.image.created": "1970-01-01T00:00:00Z",
         "org.opencontainers.image.title": "10-adjuster",
         "org.opencontainers.image.description": "The NRI plugin 10-adjuster, built by nri-wire build",
-        "org.opencontainers.image.version": "0.1.0",
+        "org.opencontainers.image.version": VERSION,
         "org.opencontainers.image.source": "https://github.com/nri-wire/nri-wire",
         "org.opencontainers.image.revision": git,
         "org.opencontainers.image.licenses": "Apache-2.0",
@@ -170,7 +174,7 @@ describe.skipIf(!canBuildSea(process.version))("the image and executable nri-wir
       components: { name: string; purl?: string; hashes?: { alg: string; content: string }[] }[];
     };
     expect([bom.bomFormat, bom.specVersion, bom.metadata.timestamp]).toEqual(["CycloneDX", "1.6", "1970-01-01T00:00:00Z"]);
-    expect(bom.metadata.component).toMatchObject({ name: "localhost/nri-wire/adjuster", version: "0.1.0", purl: `pkg:oci/adjuster@${encodeURIComponent(digest)}?repository_url=localhost%2Fnri-wire%2Fadjuster&tag=0.1.0` });
+    expect(bom.metadata.component).toMatchObject({ name: "localhost/nri-wire/adjuster", version: VERSION, purl: `pkg:oci/adjuster@${encodeURIComponent(digest)}?repository_url=localhost%2Fnri-wire%2Fadjuster&tag=${VERSION}` });
     const names = bom.components.map((c) => c.name);
     expect(names).toContain("nri-wire");
     expect(names).toContain("node");
