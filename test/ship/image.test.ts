@@ -1,7 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform } from "../../src/ship/platform.js";
@@ -18,16 +18,39 @@ const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest(
 
 /**
  * `nri-wire build` as a user runs it, from `cwd`, with its own download cache (so that nothing
- * one build made, a compressed layer, serves the other); resolves with its output lines.
+ * one build made, a compressed layer, serves the other); resolves with its output lines. `repo`
+ * is the checkout of nri-wire that builds (default this one).
  */
-function build(cwd: string, entry: string, name: string, out: string, env: NodeJS.ProcessEnv = {}): Promise<string[]> {
-  const args = ["--import", join(ROOT, "node_modules/tsx/dist/esm/index.mjs"), join(ROOT, "src/cli/main.ts"), "build", entry, "--name", name, "--idx", "10", "--out", out];
+function build(cwd: string, entry: string, name: string, out: string, env: NodeJS.ProcessEnv = {}, repo = ROOT): Promise<string[]> {
+  const args = ["--import", join(repo, "node_modules/tsx/dist/esm/index.mjs"), join(repo, "src/cli/main.ts"), "build", entry, "--name", name, "--idx", "10", "--out", out];
   return new Promise((res, rej) => {
     execFile(process.execPath, args, { cwd, env: { ...process.env, XDG_CACHE_HOME: join(out, "..", `cache-${name}`), ...env }, timeout: 300_000 }, (err, stdout, stderr) => {
       if (err !== null) rej(new Error(`build failed: ${stderr}`));
       else res(stdout.trim().split("\n"));
     });
   });
+}
+
+/** The files under `out`, relative to it, sorted. */
+function files(out: string): string[] {
+  return readdirSync(out, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
+    .sort();
+}
+
+/**
+ * A clean clone of this repository's HEAD at `path`, its packages installed: hard links to this
+ * checkout's node_modules, the files `npm ci` would write from the same package-lock.json.
+ */
+function cloneRepository(path: string): string {
+  mkdirSync(dirname(path), { recursive: true });
+  execFileSync("git", ["clone", "--quiet", ROOT, path]);
+  const modules = join(ROOT, "node_modules");
+  mkdirSync(join(path, "node_modules"));
+  // Not the test runner's caches (dot directories other than .bin), which change while it runs.
+  for (const e of readdirSync(modules)) if (!e.startsWith(".") || e === ".bin") execFileSync("cp", ["-al", join(modules, e), join(path, "node_modules", e)]);
+  return path;
 }
 
 interface Descriptor {
@@ -42,6 +65,26 @@ function layout(archive: string): (d: Descriptor) => Buffer {
   return (d) => readFileSync(join(to, "blobs/sha256", d.digest.slice("sha256:".length)));
 }
 
+/** An archive's image index, and the manifest and config of its image for `architecture` (default the first). */
+function readImage(archive: string, architecture?: string): { blob: (d: Descriptor) => Buffer; index: { manifests: Descriptor[] }; manifest: { config: Descriptor; layers: Descriptor[] }; config: Image["config"] } {
+  const blob = layout(archive);
+  const top = JSON.parse(execFileSync("tar", ["-xOf", archive, "index.json"], { encoding: "utf8" })) as { manifests: Descriptor[] };
+  const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
+  const m = architecture === undefined ? index.manifests[0]! : index.manifests.find((d) => d.platform?.architecture === architecture)!;
+  const manifest = JSON.parse(blob(m).toString()) as { config: Descriptor; layers: Descriptor[] };
+  return { blob, index, manifest, config: JSON.parse(blob(manifest.config).toString()) as Image["config"] };
+}
+
+/** What the tests read of the image built first. */
+interface Image {
+  index: { manifests: Descriptor[] };
+  manifest: { layers: Descriptor[] };
+  config: { created: string; config: { Env: string[]; Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> }; history: { created_by: string }[] };
+  layerDigests: string[];
+  rootfs: string;
+  layerFiles: string[][];
+}
+
 // The Node running the tests is the engine the image is compared with.
 const gate = prerequisites("ship", "the image tests", [nodeLine("builds a single executable application (25.5 or later)", canBuildSea)]);
 describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () => {
@@ -49,14 +92,7 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
   const [a, b, other] = [join(dir, "a/out"), join(dir, "b/out"), join(dir, "c/out")];
   let linesA: string[] = [];
   let linesB: string[] = [];
-  let image!: {
-    index: { manifests: Descriptor[] };
-    manifest: { layers: Descriptor[] };
-    config: { created: string; config: { Env: string[]; Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> }; history: { created_by: string }[] };
-    layerDigests: string[];
-    rootfs: string;
-    layerFiles: string[][];
-  };
+  let image!: Image;
 
   beforeAll(async () => {
     mkdirSync(join(dir, "a"));
@@ -66,11 +102,7 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     linesA = await build(ROOT, join(FIXTURES, "adjuster.ts"), "adjuster", a);
     linesB = await build("/", join(FIXTURES, "adjuster.ts"), "adjuster", b);
     await build(ROOT, join(FIXTURES, "probe.ts"), "probe", other);
-    const blob = layout(join(a, "adjuster.oci.tar"));
-    const top = JSON.parse(execFileSync("tar", ["-xOf", join(a, "adjuster.oci.tar"), "index.json"], { encoding: "utf8" })) as { manifests: Descriptor[] };
-    const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
-    const m = index.manifests.find((d) => d.platform?.architecture === host.architecture)!;
-    const manifest = JSON.parse(blob(m).toString()) as { config: Descriptor; layers: Descriptor[] };
+    const { blob, index, manifest, config } = readImage(join(a, "adjuster.oci.tar"), host.architecture);
     const rootfs = join(dir, "rootfs");
     mkdirSync(rootfs);
     const layerFiles: string[][] = [];
@@ -80,15 +112,10 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
       layerFiles.push(execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n"));
       execFileSync("tar", ["-xzf", file, "-C", rootfs]);
     }
-    image = { index, manifest, config: JSON.parse(blob(manifest.config).toString()) as typeof image.config, layerDigests: manifest.layers.map((l) => l.digest), rootfs, layerFiles };
+    image = { index, manifest, config, layerDigests: manifest.layers.map((l) => l.digest), rootfs, layerFiles };
   }, 600_000);
 
   it("two builds of the same entry, from other directories at other times, give the same bytes: executable, image, SBOM, manifests", () => {
-    const files = (out: string) =>
-      readdirSync(out, { recursive: true, withFileTypes: true })
-        .filter((e) => e.isFile())
-        .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
-        .sort();
     expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
     expect(files(b)).toEqual(files(a));
     for (const f of files(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
@@ -121,11 +148,7 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
   });
 
   it("every plugin built with the same engine has the same engine layer: a node stores and maps it once", () => {
-    const blob = layout(join(other, "probe.oci.tar"));
-    const top = JSON.parse(execFileSync("tar", ["-xOf", join(other, "probe.oci.tar"), "index.json"], { encoding: "utf8" })) as { manifests: Descriptor[] };
-    const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
-    const manifest = JSON.parse(blob(index.manifests[0]!).toString()) as { layers: Descriptor[] };
-    const digests = manifest.layers.map((l) => l.digest);
+    const digests = readImage(join(other, "probe.oci.tar")).manifest.layers.map((l) => l.digest);
     expect(digests.slice(0, 2)).toEqual(image.layerDigests.slice(0, 2));
     expect(digests[2]).not.toBe(image.layerDigests[2]);
   });
@@ -182,4 +205,26 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     const node = bom.components.find((c) => c.name === "node")!;
     expect(node.hashes?.find((h) => h.alg === "SHA-256")?.content).toBe(sha256(readFileSync(join(image.rootfs, "usr/local/bin/node"))));
   });
+});
+
+describe.skipIf(!gate.ok)("two clean clones", () => {
+  it("build the same plugin into the same bytes and the same image digest", async () => {
+    // Two clones at different depths, each building with its own nri-wire from its own
+    // directory, at different times, with its own download cache.
+    const first = cloneRepository(join(dir, "clones/one/nri-wire"));
+    const second = cloneRepository(join(dir, "clones/two/deeper/nri-wire"));
+    const outs = [join(dir, "clones/one/out"), join(dir, "clones/two/out")] as const;
+    const lines = [
+      await build(first, join(first, "test/ship/fixtures/adjuster.ts"), "adjuster", outs[0], {}, first),
+      await build("/", join(second, "test/ship/fixtures/adjuster.ts"), "adjuster", outs[1], {}, second),
+    ];
+    expect(files(outs[1])).toEqual(files(outs[0]));
+    for (const f of files(outs[0])) expect(sha256(readFileSync(join(outs[1], f))), f).toBe(sha256(readFileSync(join(outs[0], f))));
+    const digest = (l: string[]) => /@(sha256:[0-9a-f]{64}),/.exec(l.find((x) => x.includes(".oci.tar"))!)![1];
+    expect(digest(lines[1]!)).toBe(digest(lines[0]!));
+    expect(lines[1]!.map((l) => l.replaceAll(outs[1], "OUT"))).toEqual(lines[0]!.map((l) => l.replaceAll(outs[0], "OUT")));
+    // The image names the commit both clones are at.
+    const git = execFileSync("git", ["-C", first, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    expect(readImage(join(outs[0], "adjuster.oci.tar")).config.config.Labels["org.opencontainers.image.revision"]).toBe(git);
+  }, 600_000);
 });
