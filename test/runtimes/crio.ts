@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { viaStateChange } from "../support/lifecycle-events.js";
 import { LIFECYCLE_EVENTS } from "./lifecycle.js";
 import { installPlugin, NRI_SOCKET, NRI_TIMEOUTS, pluginFiles, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
-import { type Built, run, startLogged, stop, waitUntil } from "./support.js";
+import { type Built, run, runForExit, startLogged, stop, waitUntil } from "./support.js";
 
 /**
  * The lifecycle events CRI-O v1.34 sends, in order, for one pod and one container: no
@@ -115,6 +115,16 @@ export function crio(b: Built): RuntimeUnderTest {
       };
       try {
         await waitUntil(() => existsSync(join(dir, "crio.sock")) && existsSync(join(dir, NRI_SOCKET)), "start crio: no CRI and NRI sockets", 60_000, () => `; exited: ${proc.done()}; log: ${log}`);
+        // CRI-O serves CRI only once its pre-installed plugins have registered or timed out (one
+        // emulated by qemu-user takes seconds): until then the socket accepts but never answers.
+        const waitMs = ((registrationS ?? NRI_TIMEOUTS.registrationS) + 60) * 1000;
+        const deadline = Date.now() + waitMs;
+        for (;;) {
+          const r = await runForExit(b.CRICTL!, ["--runtime-endpoint", running.endpoint, "version"]);
+          if (r.code === 0) break;
+          if (Date.now() > deadline || proc.done()) throw new Error(`runtimes: start crio: CRI does not answer (waited ${waitMs} ms): ${r.stderr.trim()}; exited: ${proc.done()}; log: ${log}`);
+          await new Promise((res) => setTimeout(res, 200));
+        }
       } catch (e) {
         await running.stop();
         throw e;
