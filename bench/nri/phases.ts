@@ -7,8 +7,9 @@
  * - `steady:S`: S seconds of cycles back to back;
  * - `sparse:MS:N`: N cycles, each MS milliseconds after the previous one ended (a node's pace).
  *
- * Before each phase and after the last the runtime prints `{"mark": ...}` and waits for a line
- * on stdin, so that the driver reads every process's CPU time and memory while no cycle runs.
+ * Once every plugin is registered (`synced`), before each phase and after the last the runtime
+ * prints `{"mark": ...}` and waits for a line on stdin, so that the driver reads every process's
+ * CPU time and memory while no cycle runs.
  */
 import { createInterface } from "node:readline";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -71,13 +72,20 @@ export interface PhaseProbe {
   read(): { alloc_bytes: number; gcs: number };
 }
 
+let stdinLines: AsyncIterator<string> | undefined;
+
+/**
+ * Prints `{"mark": name}` and waits for the driver's go-ahead line on stdin, so that it reads
+ * every process's CPU time and memory while no cycle runs.
+ */
+export async function mark(name: string): Promise<void> {
+  stdinLines ??= createInterface({ input: process.stdin })[Symbol.asyncIterator]();
+  console.log(JSON.stringify({ mark: name }));
+  if ((await stdinLines.next()).done === true) throw new Error("bench: runtime: stdin ended");
+}
+
 /** Runs the phases with `cycle`, printing a mark before each and one JSON line after each. */
 export async function runPhases(phases: readonly Phase[], cycle: () => Promise<void>, probe?: PhaseProbe): Promise<void> {
-  const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
-  const mark = async (name: string): Promise<void> => {
-    console.log(JSON.stringify({ mark: name }));
-    if ((await lines.next()).done === true) throw new Error("bench: runtime: stdin ended");
-  };
   for (const [i, p] of phases.entries()) {
     await mark(String(i));
     probe?.start();

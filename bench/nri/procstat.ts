@@ -1,7 +1,9 @@
 /**
  * Per-process figures from /proc: CPU time (every thread's time on a CPU, in ns, from
- * /proc/PID/task/TID/schedstat, finer than the clock ticks of /proc/PID/stat), peak RSS
- * (VmHWM) and proportional set size (smaps_rollup Pss).
+ * /proc/PID/task/TID/schedstat, finer than the clock ticks of /proc/PID/stat), anonymous memory
+ * (RssAnon: what the process holds privately; the file-backed rest is mostly the engine binary,
+ * whose pages every process running it shares), peak RSS (VmHWM) and proportional set size
+ * (smaps_rollup Pss).
  */
 import { readFileSync, readdirSync } from "node:fs";
 
@@ -22,6 +24,15 @@ function kib(file: string, field: string): number {
   const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(file, "utf8"));
   if (m === null) throw new Error(`bench: no ${field} in ${file}`);
   return Number(m[1]);
+}
+
+/** A live process's anonymous resident memory now, in KiB; undefined once it is gone. */
+export function anonKiB(pid: number): number | undefined {
+  try {
+    return kib(`/proc/${pid}/status`, "RssAnon");
+  } catch {
+    return undefined;
+  }
 }
 
 /** Peak RSS and current PSS of a live process, in KiB. */

@@ -1,5 +1,5 @@
 /** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
-import type { PhaseResult, SessionResult } from "./session.js";
+import { IDLE_MS, type PhaseResult, type ProcessMemory, SAMPLE_MS, type SessionResult } from "./session.js";
 import { BASE, type ByRow, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -143,21 +143,26 @@ export function nriTables(r: NriResults): string[] {
   say();
   say(`### Memory`);
   say();
-  say(`Peak RSS (VmHWM) and PSS (smaps_rollup, at the end) of each process of the long-lived pairs (${main} request), the highest over the rounds and, for plugins, over the plugins.`);
+  say(
+    `What each process holds of its own: anonymous memory (RssAnon, /proc/PID/status) once every plugin is registered and has sat idle ${fmt(IDLE_MS / 1000, 0)} s before any event, and its peak (sampled every ${SAMPLE_MS} ms and at each phase's end, over the whole session); ` +
+      `PSS (smaps_rollup, at the end: the process's own pages plus its share of the pages it shares, mostly the engine binary's, which three plugins of one form split three ways); peak RSS (VmHWM), which counts the shared pages whole. ` +
+      `Long-lived pairs (${main} request); the highest over the rounds and, for plugins, over the plugins.`,
+  );
   say();
-  say("| plugins | runtime + plugins | runtime peak RSS | runtime PSS | plugin peak RSS | plugin PSS |");
-  say("|---|---|---|---|---|---|");
+  say("| plugins | runtime + plugins | plugin idle anon | plugin peak anon | plugin PSS | plugin peak RSS | runtime idle anon | runtime peak anon | runtime PSS | runtime peak RSS |");
+  say("|---|---|---|---|---|---|---|---|---|---|");
   for (const [n, b] of Object.entries(r.byPlugins)) {
     for (const row of ROWS) {
       const runs = b.longLived[main]![row.label]!;
       const m = (f: (s: SessionResult) => number[]) => `${fmt(Math.max(...runs.flatMap(f)) / MIB, 1)} MiB`;
+      const plugin = (k: keyof ProcessMemory) => m((s) => s.memory.plugins.map((p) => p[k]));
+      const runtime = (k: keyof ProcessMemory) => m((s) => [s.memory.runtime[k]]);
       say(
-        `| ${n} | ${row.label} | ${m((s) => [s.memory.runtime.hwm])} | ${m((s) => [s.memory.runtime.pss])} | ${m((s) => s.memory.plugins.map((p) => p.hwm))} | ${m((s) => s.memory.plugins.map((p) => p.pss))} |`,
+        `| ${n} | ${row.label} | ${plugin("anonIdle")} | **${plugin("anonPeak")}** | ${plugin("pss")} | ${plugin("hwm")} | ${runtime("anonIdle")} | ${runtime("anonPeak")} | ${runtime("pss")} | ${runtime("hwm")} |`,
       );
     }
   }
 
-  say();
   say(`### Allocation`);
   say();
   say(

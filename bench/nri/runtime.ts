@@ -13,7 +13,7 @@ import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js"
 import { NriRuntime } from "../../src/runtime/index.js";
 import { AllocationMeter } from "./alloc.js";
 import { busyPollOption, flag } from "./args.js";
-import { parsePhases, runPhases } from "./phases.js";
+import { mark, parsePhases, runPhases } from "./phases.js";
 import { observing, passThrough } from "./observe.js";
 
 const serveOnly = process.argv.includes("--serve");
@@ -40,6 +40,8 @@ console.log("ready");
 if (!serveOnly) {
   const plugins = Number(flag("plugins", "1"));
   await runtime.waitForPlugins(plugins);
+  // Every plugin registered and no event yet: the driver reads their idle memory.
+  await mark("synced");
   const raw = new Uint8Array(readFileSync(flag("request", "")));
   const base = v1beta1.CreateContainerRequest.decode(raw);
   const pod = base.pod;

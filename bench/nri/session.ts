@@ -1,15 +1,18 @@
 /**
  * One bench session: a runtime and N plugins, each its own process (optionally pinned to CPUs
- * with taskset), driven through the runtime's phases (phases.ts). At each mark the driver reads
- * every process's CPU time (and, with `alloc`, the TypeScript plugins' allocation) while no cycle
- * runs; at the end, every process's peak RSS and PSS.
+ * with taskset), driven through the runtime's phases (phases.ts). Once every plugin is
+ * registered, before any event, the driver waits IDLE_MS and reads every process's anonymous
+ * memory (idle); at each mark it reads every process's CPU time (and, with `alloc`, the
+ * TypeScript plugins' allocation) while no cycle runs; every SAMPLE_MS and at each mark, every
+ * process's anonymous memory (its peak is the session's highest sample); at the end, every
+ * process's peak RSS and PSS.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { socketDir } from "../../test/interop/support.js";
 import type { PhaseFigures } from "./phases.js";
-import { cpuNanos, memoryKiB } from "./procstat.js";
+import { anonKiB, cpuNanos, memoryKiB } from "./procstat.js";
 
 export type Impl = "TS" | "Go";
 export type Command = [string, string[]];
@@ -42,7 +45,14 @@ export interface Setup {
   nodeFlags?: string[];
   /** End the processes with SIGINT (a TypeScript process then exits normally, writing its profile), SIGKILL after 10 s. */
   graceful?: boolean;
+  /** Extra environment of the TypeScript processes (MALLOC_ARENA_MAX, ...). */
+  env?: Readonly<Record<string, string>>;
 }
+
+/** How long the registered processes sit idle before their idle memory is read, ms. */
+export const IDLE_MS = 1000;
+/** How often every process's anonymous memory is sampled, ms. */
+export const SAMPLE_MS = 20;
 
 /** A phase's figures with the CPU time all processes spent on it. */
 export interface PhaseResult extends PhaseFigures {
@@ -52,9 +62,41 @@ export interface PhaseResult extends PhaseFigures {
   plugin_alloc?: { alloc_bytes: number; gcs: number }[];
 }
 
+/** A process's memory in KiB: peak RSS (VmHWM) and PSS at the end; anonymous memory registered and idle, and its highest sample. */
+export interface ProcessMemory {
+  hwm: number;
+  pss: number;
+  anonIdle: number;
+  anonPeak: number;
+}
+
 export interface SessionResult {
   phases: PhaseResult[];
-  memory: { runtime: { hwm: number; pss: number }; plugins: { hwm: number; pss: number }[] };
+  memory: { runtime: ProcessMemory; plugins: ProcessMemory[] };
+}
+
+/** The highest anonymous memory of each process, sampled every SAMPLE_MS and whenever asked. */
+class AnonSampler {
+  readonly peak: number[];
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(private readonly pids: readonly number[]) {
+    this.peak = pids.map(() => 0);
+    this.#timer = setInterval(() => this.sample(), SAMPLE_MS);
+  }
+
+  /** Samples every process now; returns their anonymous memory. */
+  sample(): number[] {
+    return this.pids.map((pid, i) => {
+      const kib = anonKiB(pid) ?? 0;
+      if (kib > this.peak[i]!) this.peak[i] = kib;
+      return kib;
+    });
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
 }
 
 /** A child process whose stdout lines are read one at a time. */
@@ -70,8 +112,9 @@ class Proc {
     readonly what: string,
     cmd: Command,
     stdin: boolean,
+    env?: Readonly<Record<string, string>>,
   ) {
-    this.child = spawn(cmd[0], cmd[1], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"] });
+    this.child = spawn(cmd[0], cmd[1], { stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
     createInterface({ input: this.child.stdout! }).on("line", (l) => {
       this.#queue.push(l);
       this.#waiter?.();
@@ -134,8 +177,10 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
     `${s.runtime} runtime`,
     pinned([rcmd, [...rargs, "--socket", socket, "--plugins", String(s.plugins), "--request", s.request, "--phases", s.phases, ...tsFlags(s.runtime)]], pin === "free" ? undefined : "0"),
     true,
+    s.runtime === "TS" ? s.env : undefined,
   );
   const procs: Proc[] = [runtime];
+  let stopSampling = (): void => undefined;
   try {
     await runtime.next((l) => l === "ready", 60_000);
     const [pcmd, pargs] = withFlags(programs.plugin[s.plugin], s.plugin);
@@ -146,9 +191,16 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
           `${s.plugin} plugin ${i}`,
           pinned([pcmd, [...pargs, "--socket", socket, "--idx", String(10 + i), "--name", `bench-${i}`, ...tsFlags(s.plugin)]], pin === "free" ? undefined : pin === "same" ? "0" : "1"),
           false,
+          s.plugin === "TS" ? s.env : undefined,
         ),
     );
     procs.push(...plugins);
+    await runtime.next((l) => l === '{"mark":"synced"}', 60_000);
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    const sampler = new AnonSampler(procs.map((p) => p.pid));
+    stopSampling = () => sampler.stop();
+    const idle = sampler.sample();
+    runtime.write("go");
     const check = JSON.parse(await runtime.next((l) => l.includes('"annotations"'), 60_000)) as { annotations: number };
     if (check.annotations !== s.plugins) throw new Error(`bench: ${s.plugins} plugins but ${check.annotations} annotations in the merged reply`);
     const allocOf = async (): Promise<{ alloc_bytes: number; gcs: number }[] | undefined> => {
@@ -167,6 +219,7 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
         continue;
       }
       const now = procs.map((p) => cpuNanos(p.pid));
+      sampler.sample();
       const alloc = await allocOf();
       if (pending !== undefined && before !== undefined) {
         const d = now.map((v, i) => v - before![i]!);
@@ -182,8 +235,11 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
       before = procs.map((p) => cpuNanos(p.pid));
       runtime.write("go");
     }
-    return { phases, memory: { runtime: memoryKiB(runtime.pid), plugins: plugins.map((p) => memoryKiB(p.pid)) } };
+    sampler.sample();
+    const memory = procs.map((p, i): ProcessMemory => ({ ...memoryKiB(p.pid), anonIdle: idle[i]!, anonPeak: sampler.peak[i]! }));
+    return { phases, memory: { runtime: memory[0]!, plugins: memory.slice(1) } };
   } finally {
+    stopSampling();
     if (s.graceful === true) {
       for (const p of procs) p.child.kill("SIGINT");
       const t = setTimeout(() => procs.forEach((p) => p.child.kill("SIGKILL")), 10_000);

@@ -76,8 +76,11 @@ const (
 	freshWindow   = 250
 )
 
+// stdin carries the driver's go-ahead after each mark.
+var stdin = bufio.NewReader(os.Stdin)
+
 // mark prints a mark line and waits for the driver's go-ahead on stdin, so that it can read every
-// process's CPU time while no cycle runs.
+// process's CPU time and memory while no cycle runs.
 func mark(in *bufio.Reader, name string) {
 	b, _ := json.Marshal(map[string]string{"mark": name})
 	fmt.Println(string(b))
@@ -87,7 +90,7 @@ func mark(in *bufio.Reader, name string) {
 }
 
 func runPhases(phases []phase, cycle func()) {
-	in := bufio.NewReader(os.Stdin)
+	in := stdin
 	for i, p := range phases {
 		mark(in, fmt.Sprintf("%d", i))
 		var lat []float64

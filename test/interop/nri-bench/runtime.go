@@ -81,6 +81,8 @@ func runRuntime(args []string) {
 		<-synced
 		fmt.Println("synced")
 	}
+	// Every plugin registered and no event yet: the driver reads their idle memory.
+	mark(stdin, "synced")
 	base := readRequest(*request)
 	ctx := context.Background()
 	ctr := base.Container
