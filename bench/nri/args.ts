@@ -11,3 +11,8 @@ export function flag(name: string, fallback: string): string {
 export function busyPollOption(): { busyPollMicros?: number } {
   return process.argv.includes("--busy-poll") ? { busyPollMicros: Number(flag("busy-poll", "")) } : {};
 }
+
+/** The endpoint option a `--no-warm-up` flag sets, or none (the default: warm up). */
+export function warmUpOption(): { warmUp?: boolean } {
+  return process.argv.includes("--no-warm-up") ? { warmUp: false } : {};
+}

@@ -2,12 +2,12 @@
  * The TypeScript plugin of the end-to-end bench: adds one annotation and one environment
  * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
  * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]
- * [--alloc] [--observe LIST]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
+ * [--no-warm-up] [--alloc] [--observe LIST]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
  * JSON line. SIGINT exits normally, so that a --cpu-prof profile is written.
  */
 import { NriPlugin } from "../../src/plugin/index.js";
 import { AllocationMeter } from "./alloc.js";
-import { busyPollOption, flag } from "./args.js";
+import { busyPollOption, flag, warmUpOption } from "./args.js";
 import { observing, passThrough } from "./observe.js";
 
 const name = flag("name", "bench");
@@ -27,6 +27,7 @@ const plugin = new NriPlugin(
     ...(observe.interceptors ? { interceptors: [passThrough] } : {}),
     ...(observe.metrics ? { prometheus: true } : {}),
     ...(observe.traces ? { tracing: true } : {}),
+    ...warmUpOption(),
   },
 );
 if (process.argv.includes("--alloc")) {

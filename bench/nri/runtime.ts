@@ -3,7 +3,7 @@
  * N plugins, checks with one CreateContainer that every plugin answers, then runs the phases
  * (phases.ts) of CreateContainer + StartContainer + PostStartContainer cycles on the fixture
  * request. `node runtime.js --socket PATH --plugins N --request FILE --phases LIST
- * [--busy-poll MICROS] [--alloc] [--observe LIST]`, or `--serve` to only report each synchronized plugin
+ * [--busy-poll MICROS] [--no-warm-up] [--alloc] [--observe LIST]`, or `--serve` to only report each synchronized plugin
  * (cold-start measurements).
  */
 import { readFileSync } from "node:fs";
@@ -12,7 +12,7 @@ import { readFileSync } from "node:fs";
 import { messages_v1beta1_api as v1beta1 } from "../../gen/v1beta1/api_codec.js";
 import { NriRuntime } from "../../src/runtime/index.js";
 import { AllocationMeter } from "./alloc.js";
-import { busyPollOption, flag } from "./args.js";
+import { busyPollOption, flag, warmUpOption } from "./args.js";
 import { mark, parsePhases, runPhases } from "./phases.js";
 import { observing, passThrough } from "./observe.js";
 
@@ -29,6 +29,7 @@ const runtime = new NriRuntime({
   ...(observe.interceptors ? { interceptors: [passThrough] } : {}),
   ...(observe.metrics ? { prometheus: true } : {}),
   ...(observe.traces ? { tracing: true } : {}),
+  ...warmUpOption(),
   synchronize: async (sync) => {
     await sync([], []);
     // The first call synchronizes the (no) pre-installed plugins at start.

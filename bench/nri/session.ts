@@ -62,12 +62,16 @@ export interface PhaseResult extends PhaseFigures {
   plugin_alloc?: { alloc_bytes: number; gcs: number }[];
 }
 
-/** A process's memory in KiB: peak RSS (VmHWM) and PSS at the end; anonymous memory registered and idle, and its highest sample. */
+/**
+ * A process's memory in KiB: peak RSS (VmHWM) and PSS at the end; anonymous memory registered
+ * and idle, its highest sample, and at the end (after the last phase, idle again).
+ */
 export interface ProcessMemory {
   hwm: number;
   pss: number;
   anonIdle: number;
   anonPeak: number;
+  anonEnd: number;
 }
 
 export interface SessionResult {
@@ -235,8 +239,8 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
       before = procs.map((p) => cpuNanos(p.pid));
       runtime.write("go");
     }
-    sampler.sample();
-    const memory = procs.map((p, i): ProcessMemory => ({ ...memoryKiB(p.pid), anonIdle: idle[i]!, anonPeak: sampler.peak[i]! }));
+    const end = sampler.sample();
+    const memory = procs.map((p, i): ProcessMemory => ({ ...memoryKiB(p.pid), anonIdle: idle[i]!, anonPeak: sampler.peak[i]!, anonEnd: end[i]! }));
     return { phases, memory: { runtime: memory[0]!, plugins: memory.slice(1) } };
   } finally {
     stopSampling();

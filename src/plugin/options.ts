@@ -58,6 +58,13 @@ export interface PluginOptions {
    * Configure; `error` fails Configure instead.
    */
   unknownEvents?: "skip" | "error";
+  /**
+   * Whether, once registered, the plugin runs its own serving path (decoding, translation,
+   * encoding) on sample requests of the events it subscribed to, never calling its handlers, so
+   * that its first real events run optimized code (docs/performance.md, "First events"). One call
+   * per turn of the event loop, about 1,200 in all; a real event is served in between. Default true.
+   */
+  warmUp?: boolean;
   /** Where the plugin's messages go; what it leaves out goes to the default: warnings and errors to stderr. */
   log?: Partial<Logger>;
   /**

@@ -30,6 +30,7 @@ import { type PrometheusOptions, prometheusOption } from "../api/prometheus.js";
 import type { TracingOptions } from "../api/tracing.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
+import { WARM_UP_HANDLERS, warmUp } from "./warm-up.js";
 
 /**
  * This package's source directory (src/ or dist/src/): frames in it are nri-wire's, not the
@@ -102,6 +103,14 @@ export class NriPlugin {
   private observers: readonly PluginObserver[] = [];
   /** Settles with the reason once the connection to the runtime has ended. */
   readonly closed: Promise<Error> = this.shut.closed;
+  /**
+   * Settles once the plugin, registered, has run its own serving path on sample requests
+   * (see the `warmUp` option), or at once when it does not.
+   */
+  get warmedUp(): Promise<void> {
+    return this.warming;
+  }
+  private warming: Promise<void> = Promise.resolve();
 
   private startCalled = false;
 
@@ -192,6 +201,14 @@ export class NriPlugin {
       throw this.shut.reason ?? e;
     } finally {
       clearTimeout(timer);
+    }
+    if (this.options.warmUp !== false && this.dialect === "v1beta1") {
+      this.warming = warmUp({
+        serve: (conn) => void this.serve(stateChangeMethods, WARM_UP_HANDLERS).serve(conn),
+        events: this.subscribedMask ?? 0,
+        revision: this.runtimeApi!,
+        open: () => this.shut.reason === undefined,
+      });
     }
   }
 
@@ -320,12 +337,12 @@ export class NriPlugin {
     return `not one the plugin can tell (subscribed 0x${mask.toString(16)}${rt?.nriVersion === undefined ? "" : `, runtime NRI ${rt.nriVersion}`}); the log${where} says why`;
   }
 
-  /** The ttrpc server of conn 1: v1beta1 and/or v1alpha1 Plugin services per the dialect. */
-  private serve(stateChangePluginMethods: readonly string[] | undefined): Server {
+  /** The ttrpc server of conn 1: v1beta1 and/or v1alpha1 Plugin services per the dialect, calling `handlers`' events. */
+  private serve(stateChangePluginMethods: readonly string[] | undefined, handlers: PluginHandlers = this.handlers): Server {
     const server = new Server();
     if (this.dialect === "v1beta1") {
       const beta: Record<string, RawMethod> = {};
-      for (const name of pluginMethods.keys()) beta[name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(name, payload, ctx, "v1beta1") };
+      for (const name of pluginMethods.keys()) beta[name] = { kind: "unary", handler: (payload, ctx) => this.dispatch(name, payload, ctx, "v1beta1", handlers) };
       server.register(`${packages.v1beta1}.Plugin`, beta);
     }
     const alphaService = `${packages.v1alpha1}.Plugin`;
@@ -337,7 +354,7 @@ export class NriPlugin {
       const ref = { service: alphaService, method: name };
       const translated = (t: Translation, payload: Uint8Array, ctx: CallContext): Uint8Array | Promise<Uint8Array> => {
         const call = t.toV1beta1({ service: alphaService, method: name, payload });
-        const answer = this.dispatch(call.method, call.payload, ctx, "v1alpha1");
+        const answer = this.dispatch(call.method, call.payload, ctx, "v1alpha1", handlers);
         if (!isThenable(answer)) return t.responseToV1alpha1(ref, answer).payload;
         return Promise.resolve(answer).then((a) => t.responseToV1alpha1(ref, a).payload);
       };
@@ -353,13 +370,14 @@ export class NriPlugin {
     return server;
   }
 
-  /** Handles one v1beta1 Plugin call that came in as a call of revision `via`. */
-  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Revision): Uint8Array | Promise<Uint8Array> {
+  /** Handles one v1beta1 Plugin call that came in as a call of revision `via`; events go to `handlers`. */
+  private dispatch(method: string, payload: Uint8Array, ctx: CallContext, via: Revision, handlers: PluginHandlers): Uint8Array | Promise<Uint8Array> {
     const desc = pluginMethods.get(method);
     if (desc === undefined) throw new RpcError(Code.UNIMPLEMENTED, `method ${method}`);
     const chain = this.chain;
-    if (chain !== undefined) return invoke(desc, payload, (request) => chain(this.callOf(desc, request, ctx, via)));
-    return invoke(desc, payload, (request) => this.handle(desc, request, ctx, via));
+    // The warm-up's calls (handlers of its own) pass no interceptor either: those are the user's code too.
+    if (chain !== undefined && handlers === this.handlers) return invoke(desc, payload, (request) => chain(this.callOf(desc, request, ctx, via)));
+    return invoke(desc, payload, (request) => this.handle(desc, request, ctx, via, handlers));
   }
 
   /** A call as interceptors see it. */
@@ -371,11 +389,11 @@ export class NriPlugin {
   /** The interceptors' last step: the plugin's own part of a call and its handler. */
   private readonly last = (call: PluginCall): Promise<PluginAnswer> => {
     const desc = pluginService[call.method] as PluginMethod;
-    return Promise.resolve(this.handle(desc, call.request as never, call.ctx, call.revision) as PluginAnswer);
+    return Promise.resolve(this.handle(desc, call.request as never, call.ctx, call.revision, this.handlers) as PluginAnswer);
   };
 
-  /** The plugin's own part of a call (Configure's subscription, Synchronize's pages) and its handler. */
-  private handle(desc: PluginMethod, req: never, ctx: HandlerContext, via: Revision): unknown {
+  /** The plugin's own part of a call (Configure's subscription, Synchronize's pages) and its handler of `handlers`. */
+  private handle(desc: PluginMethod, req: never, ctx: HandlerContext, via: Revision, handlers: PluginHandlers): unknown {
     const method = desc.name;
     switch (method) {
       case "Configure":
@@ -390,7 +408,7 @@ export class NriPlugin {
       }
       default: {
         // Events without a handler (the runtime should not send them) get the empty answer.
-        const handler = (this.handlers as Record<string, ((req: never, ctx: HandlerContext) => unknown) | undefined>)[desc.localName];
+        const handler = (handlers as Record<string, ((req: never, ctx: HandlerContext) => unknown) | undefined>)[desc.localName];
         return handler === undefined ? undefined : this.guard(method, () => handler(req, ctx), req);
       }
     }

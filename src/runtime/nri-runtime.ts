@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { clone, create } from "../api/messages.js";
 import type { ContainerUpdate, CreateContainerResponse, StopContainerResponse, UpdateContainerResponse, UpdatePodSandboxResponse, ValidateContainerAdjustmentRequest } from "../../gen/v1beta1/api_lite.js";
@@ -26,6 +27,7 @@ import type { RuntimeTracer } from "./tracing.js";
 import { addValidationPlugin, completeValidationRequest, validationRequest } from "./validation.js";
 import { StopContainerResult, UpdateContainerResult } from "./update-result.js";
 import { encodedOnce, leadingFieldOnce, type SharedRequest } from "./shared-payload.js";
+import { warmUpRuntime } from "./warm-up.js";
 
 /** A request to an event method: the message or its init shape. */
 export type EventRequest<K extends EventMethod> = MessageInitShape<PluginMethods[K]["input"]>;
@@ -72,6 +74,7 @@ export class NriRuntime {
   private state: "new" | "starting" | "running" | "stopped" = "new";
   /** The span of each event, once start() has set traces up. */
   private tracer: RuntimeTracer | undefined;
+  private warming: Promise<void> = Promise.resolve();
 
   constructor(options: RuntimeOptions) {
     this.options = resolveOptions(options);
@@ -81,6 +84,14 @@ export class NriRuntime {
   /** Registered plugins in invocation order (closed ones stay until the next event ends or another plugin joins). */
   get plugins(): readonly PluginInfo[] {
     return this.registry.plugins;
+  }
+
+  /**
+   * Settles once the started runtime has relayed its sample events (see the `warmUp` option), or
+   * at once when it does not.
+   */
+  get warmedUp(): Promise<void> {
+    return this.warming;
   }
 
   /** Every deprecation recorded so far, in order. */
@@ -118,6 +129,31 @@ export class NriRuntime {
       const parked = this.parked ?? [];
       this.parked = undefined;
       for (const s of parked) this.connected(s);
+    });
+    if (this.options.warmUp) this.warming = this.warmUp();
+  }
+
+  /** Relays sample events on a private runtime of the same options (runtime/warm-up.ts). */
+  private warmUp(): Promise<void> {
+    const o = this.options;
+    const quiet = (): void => undefined;
+    const peer = new NriRuntime({
+      name: o.name,
+      version: o.version,
+      socketPath: false,
+      registrationTimeoutMs: o.registrationTimeoutMs,
+      requestTimeoutMs: o.requestTimeoutMs,
+      teardownErrors: o.teardownErrors,
+      busyPollMicros: 0,
+      warmUp: false,
+      log: { info: quiet, warn: quiet, error: quiet },
+    });
+    return warmUpRuntime({
+      accept: (conn) => void peer.accept(conn),
+      waitForPlugin: () => peer.waitForPlugins(1, o.registrationTimeoutMs),
+      relay: (method, request) => (peer[method] as (r: unknown) => Promise<unknown>).call(peer, request),
+      stop: () => peer.stop(),
+      running: () => this.state === "running",
     });
   }
 
@@ -453,7 +489,7 @@ export class NriRuntime {
   }
 
   /** An external plugin: register and configure it, then synchronize it and let it join. */
-  private async accept(socket: Socket): Promise<void> {
+  private async accept(socket: Duplex): Promise<void> {
     const p = new RuntimePlugin(this.connect(socket, "external"), "", "", "", this.options);
     this.track(p);
     const log = this.options.log;
@@ -486,7 +522,7 @@ export class NriRuntime {
     });
   }
 
-  private connect(socket: Socket, kind: "external" | "pre-connected"): SocketBackend {
+  private connect(socket: Duplex, kind: "external" | "pre-connected"): SocketBackend {
     return new SocketBackend(socket, kind, this.hooks, this.options.busyPollMicros);
   }
 

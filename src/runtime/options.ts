@@ -118,6 +118,14 @@ export interface RuntimeOptions {
    * default.
    */
   tracing?: boolean | TracingOptions;
+  /**
+   * Whether, once started, the runtime relays sample events (a pod's whole life, about 1,200
+   * events) through its own relay and merge code to a sample plugin of its own, on a private
+   * runtime its plugins never see, so that its first real events run optimized code
+   * (docs/performance.md, "First events"). One event per turn of the event loop; a real event is
+   * relayed in between. Default true.
+   */
+  warmUp?: boolean;
 }
 
 /** RuntimeOptions with every default filled in and checked. */
@@ -147,6 +155,7 @@ export interface ResolvedOptions {
   readonly interceptors: readonly RuntimeInterceptor[] | undefined;
   readonly prometheus: PrometheusOptions | undefined;
   readonly tracing: TracingOptions | undefined;
+  readonly warmUp: boolean;
 }
 
 function positiveMs(name: string, value: number | undefined, fallback: number): number {
@@ -184,6 +193,7 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     defaultValidator: o.defaultValidator,
     synchronize: o.synchronize ?? (async (sync) => void (await sync([], []))),
     updateContainers: o.updateContainers,
+    warmUp: o.warmUp ?? true,
     teardownErrors: o.teardownErrors ?? "fail",
     onDeprecation: o.onDeprecation,
     externalPluginConfig: o.externalPluginConfig,
