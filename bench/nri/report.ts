@@ -1,5 +1,5 @@
 /** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
-import { IDLE_MS, type PhaseResult, type ProcessMemory, SAMPLE_MS, type SessionResult } from "./session.js";
+import { IDLE_MS, IDLE_QUIET_MS, type PhaseResult, type ProcessMemory, SAMPLE_MS, type SessionResult } from "./session.js";
 import { BASE, type ByRow, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -144,13 +144,13 @@ export function nriTables(r: NriResults): string[] {
   say(`### Memory`);
   say();
   say(
-    `What each process holds of its own: anonymous memory (RssAnon, /proc/PID/status) once every plugin is registered and has sat idle ${fmt(IDLE_MS / 1000, 0)} s before any event, and its peak (sampled every ${SAMPLE_MS} ms and at each phase's end, over the whole session); ` +
+    `What each process holds of its own: anonymous memory (RssAnon, /proc/PID/status) once every plugin is registered, before any event, when the processes have sat idle (at least ${fmt(IDLE_MS / 1000, 0)} s, then until none used 1 ms of CPU in ${IDLE_QUIET_MS} ms: a warm-up done); its peak (sampled every ${SAMPLE_MS} ms and at each phase's end, over the whole session); and after the last phase (idle again, after events); ` +
       `PSS (smaps_rollup, at the end: the process's own pages plus its share of the pages it shares, mostly the engine binary's, which three plugins of one form split three ways); peak RSS (VmHWM), which counts the shared pages whole. ` +
       `Long-lived pairs (${main} request); the highest over the rounds and, for plugins, over the plugins.`,
   );
   say();
-  say("| plugins | runtime + plugins | plugin idle anon | plugin peak anon | plugin PSS | plugin peak RSS | runtime idle anon | runtime peak anon | runtime PSS | runtime peak RSS |");
-  say("|---|---|---|---|---|---|---|---|---|---|");
+  say("| plugins | runtime + plugins | plugin idle anon | plugin peak anon | plugin anon after events | plugin PSS | plugin peak RSS | runtime idle anon | runtime peak anon | runtime PSS | runtime peak RSS |");
+  say("|---|---|---|---|---|---|---|---|---|---|---|");
   for (const [n, b] of Object.entries(r.byPlugins)) {
     for (const row of ROWS) {
       const runs = b.longLived[main]![row.label]!;
@@ -158,7 +158,7 @@ export function nriTables(r: NriResults): string[] {
       const plugin = (k: keyof ProcessMemory) => m((s) => s.memory.plugins.map((p) => p[k]));
       const runtime = (k: keyof ProcessMemory) => m((s) => [s.memory.runtime[k]]);
       say(
-        `| ${n} | ${row.label} | ${plugin("anonIdle")} | **${plugin("anonPeak")}** | ${plugin("pss")} | ${plugin("hwm")} | ${runtime("anonIdle")} | ${runtime("anonPeak")} | ${runtime("pss")} | ${runtime("hwm")} |`,
+        `| ${n} | ${row.label} | ${plugin("anonIdle")} | **${plugin("anonPeak")}** | ${plugin("anonEnd")} | ${plugin("pss")} | ${plugin("hwm")} | ${runtime("anonIdle")} | ${runtime("anonPeak")} | ${runtime("pss")} | ${runtime("hwm")} |`,
       );
     }
   }

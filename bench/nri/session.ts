@@ -1,8 +1,8 @@
 /**
  * One bench session: a runtime and N plugins, each its own process (optionally pinned to CPUs
  * with taskset), driven through the runtime's phases (phases.ts). Once every plugin is
- * registered, before any event, the driver waits IDLE_MS and reads every process's anonymous
- * memory (idle); at each mark it reads every process's CPU time (and, with `alloc`, the
+ * registered, before any event, the driver waits for them to be idle (IDLE_MS) and reads every
+ * process's anonymous memory; at each mark it reads every process's CPU time (and, with `alloc`, the
  * TypeScript plugins' allocation) while no cycle runs; every SAMPLE_MS and at each mark, every
  * process's anonymous memory (its peak is the session's highest sample); at the end, every
  * process's peak RSS and PSS.
@@ -49,8 +49,14 @@ export interface Setup {
   env?: Readonly<Record<string, string>>;
 }
 
-/** How long the registered processes sit idle before their idle memory is read, ms. */
+/**
+ * How long the registered processes sit idle before their idle memory is read, ms: at least
+ * IDLE_MS, then until none of them has used more than 1 ms of CPU in IDLE_QUIET_MS (a warm-up
+ * done), at most IDLE_LIMIT_MS.
+ */
 export const IDLE_MS = 1000;
+export const IDLE_QUIET_MS = 250;
+export const IDLE_LIMIT_MS = 15_000;
 /** How often every process's anonymous memory is sampled, ms. */
 export const SAMPLE_MS = 20;
 
@@ -168,6 +174,18 @@ function pinned(cmd: Command, cpus: string | undefined): Command {
 }
 
 const isJson = (l: string): boolean => l.startsWith("{");
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the processes are idle (see IDLE_MS). */
+async function quiet(pids: readonly number[]): Promise<void> {
+  const start = performance.now();
+  await sleep(IDLE_MS);
+  for (;;) {
+    const before = pids.map(cpuNanos);
+    await sleep(IDLE_QUIET_MS);
+    if (pids.every((pid, i) => cpuNanos(pid) - before[i]! <= 1e6) || performance.now() - start > IDLE_LIMIT_MS) return;
+  }
+}
 
 /** Runs one session and returns each phase's figures. */
 export async function runSession(programs: Programs, s: Setup): Promise<SessionResult> {
@@ -200,7 +218,7 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
     );
     procs.push(...plugins);
     await runtime.next((l) => l === '{"mark":"synced"}', 60_000);
-    await new Promise((r) => setTimeout(r, IDLE_MS));
+    await quiet(procs.map((p) => p.pid));
     const sampler = new AnonSampler(procs.map((p) => p.pid));
     stopSampling = () => sampler.stop();
     const idle = sampler.sample();
