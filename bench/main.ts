@@ -96,7 +96,16 @@ function machine(): string {
   })();
   const kernel = readFileSync("/proc/sys/kernel/osrelease", "utf8").trim();
   const go = execFileSync("go", ["version"], { encoding: "utf8" }).trim().replace(/^go version /, "");
-  return `${cpus().length} × ${model}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Linux ${kernel} (virtualization: ${virt}); Node ${process.version}; ${go}`;
+  return `${cpus().length} × ${model}, ${fmt(totalmem() / 2 ** 30, 0)} GiB, Linux ${kernel} (virtualization: ${virt}); Node ${process.version}; ${go}; ${scheduling()}`;
+}
+
+/** How this process (and so every process of the run) is scheduled: `chrt -f 10 npm run bench` keeps other work on a busy machine from the figures. */
+function scheduling(): string {
+  const sched = readFileSync("/proc/self/sched", "utf8");
+  const policy = Number(/^policy\s*:\s*(\d+)/m.exec(sched)?.[1] ?? "0");
+  const prio = Number(/^prio\s*:\s*(\d+)/m.exec(sched)?.[1] ?? "120");
+  if (policy === 1 || policy === 2) return `scheduled ${policy === 1 ? "SCHED_FIFO" : "SCHED_RR"} priority ${99 - prio} (real time: other processes wait)`;
+  return `scheduled normally, nice ${prio - 120}`;
 }
 
 async function transportSections(): Promise<void> {

@@ -1,6 +1,6 @@
 /** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
 import { IDLE_MS, IDLE_QUIET_MS, type PhaseResult, type ProcessMemory, SAMPLE_MS, type SessionResult } from "./session.js";
-import { BASE, type ByRow, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
+import { BASE, type ByRow, FRESH_ROWS, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -129,7 +129,7 @@ export function nriTables(r: NriResults): string[] {
         const phasesOf = (label: string) => rows[label]!.map((s) => phase(s, `sparse:${ms}`));
         const pooled = (label: string) => phasesOf(label).flatMap((p) => p.lat ?? []);
         const base = pooled(BASE);
-        for (const row of ROWS) {
+        for (const row of state === "warm" ? ROWS : FRESH_ROWS) {
           const lat = pooled(row.label);
           const [p50, p99] = [quantile(lat, 0.5), quantile(lat, 0.99)];
           say(
@@ -137,6 +137,29 @@ export function nriTables(r: NriResults): string[] {
           );
         }
       }
+    }
+  }
+
+  say();
+  say(`### First cycles, one by one`);
+  say();
+  say(
+    `A fresh process's cycles 20 ms apart (the fresh sparse sessions above, ${main} request): the median latency of each stretch of cycles over the ${rounds}, µs, ` +
+      `and its ratio to Go + Go's. The warm-up (plugin/warm-up.ts, runtime/warm-up.ts) runs before the first event: the \`no warm-up\` rows are the same processes without it.`,
+  );
+  say();
+  const stretches: [number, number][] = [[1, 1], [2, 2], [3, 3], [4, 10], [11, 25], [26, 50], [51, 100]];
+  say(`| plugins | runtime + plugins | ${stretches.map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(" | ")} |`);
+  say(`|---|---|${stretches.map(() => "---|").join("")}`);
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    const rows = b.freshSparse[20];
+    const stretch = (label: string, [from, to]: [number, number]) => median(rows[label]!.flatMap((s) => (phase(s, "sparse:20").lat ?? []).slice(from - 1, to)));
+    for (const row of FRESH_ROWS) {
+      const cells = stretches.map((st) => {
+        const v = stretch(row.label, st);
+        return Number.isNaN(v) ? "–" : `${fmt(v)} ×${fmt(v / stretch(BASE, st), 2)}`;
+      });
+      say(`| ${n} | ${row.label} | ${cells.join(" | ")} |`);
     }
   }
 

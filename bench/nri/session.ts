@@ -38,6 +38,8 @@ export interface Setup {
   busyPoll?: number;
   /** What the TypeScript processes observe (`--observe`, observe.ts); undefined: nothing. */
   observe?: string;
+  /** false: the TypeScript processes do not warm up (`--no-warm-up`). */
+  warmUp?: false;
   pin?: Pinning;
   /** Measure the TypeScript processes' allocation per phase. */
   alloc?: boolean;
@@ -192,7 +194,14 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
   const socket = join(socketDir(), "nri.sock");
   const pin = s.pin ?? "free";
   const tsFlags = (impl: Impl): string[] =>
-    impl !== "TS" ? [] : [...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]), ...(s.alloc === true ? ["--alloc"] : []), ...(s.observe === undefined ? [] : ["--observe", s.observe])];
+    impl !== "TS"
+      ? []
+      : [
+          ...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]),
+          ...(s.warmUp === false ? ["--no-warm-up"] : []),
+          ...(s.alloc === true ? ["--alloc"] : []),
+          ...(s.observe === undefined ? [] : ["--observe", s.observe]),
+        ];
   const withFlags = ([cmd, args]: Command, impl: Impl): Command => [cmd, impl === "TS" ? [...(s.nodeFlags ?? []), ...args] : args];
   const [rcmd, rargs] = withFlags(programs.runtime[s.runtime], s.runtime);
   const runtime = new Proc(

@@ -19,6 +19,7 @@ export interface Row {
   busyPoll?: number;
   /** `--observe` of the TypeScript processes. */
   observe?: string;
+  warmUp?: false;
 }
 
 /**
@@ -33,6 +34,16 @@ export const ROWS: readonly Row[] = [
   { label: "Go + TS", runtime: "Go", plugin: "TS" },
 ];
 export const BASE = "Go + Go";
+
+/**
+ * The rows of the fresh sparse regime: ROWS, and the TypeScript processes without their warm-up
+ * (what a fresh process's first events cost without it).
+ */
+export const FRESH_ROWS: readonly Row[] = [
+  ...ROWS,
+  { label: "TS + TS, no warm-up", runtime: "TS", plugin: "TS", warmUp: false },
+  { label: "Go + TS, no warm-up", runtime: "Go", plugin: "TS", warmUp: false },
+];
 
 export interface Counts {
   rounds: number;
@@ -99,7 +110,15 @@ export async function runNri(programs: Programs, payloads: Payload[], c: Counts,
   const main = payloads[0]!;
   const results: NriResults = { counts: c, payloads, byPlugins: {} };
   for (const n of c.plugins) {
-    const setup = (row: Row, request: string, phases: string) => ({ runtime: row.runtime, plugin: row.plugin, plugins: n, request, phases, ...(row.busyPoll === undefined ? {} : { busyPoll: row.busyPoll }) });
+    const setup = (row: Row, request: string, phases: string) => ({
+      runtime: row.runtime,
+      plugin: row.plugin,
+      plugins: n,
+      request,
+      phases,
+      ...(row.busyPoll === undefined ? {} : { busyPoll: row.busyPoll }),
+      ...(row.warmUp === undefined ? {} : { warmUp: row.warmUp }),
+    });
     const longLived: Record<string, ByRow> = {};
     for (const [i, p] of payloads.entries()) {
       log(`${n} plugin(s), ${p.name} request: first cycles, steady state${i === 0 ? ", sparse cycles warm" : ""}`);
@@ -108,7 +127,7 @@ export async function runNri(programs: Programs, payloads: Payload[], c: Counts,
     const freshSparse = {} as Record<20 | 100, ByRow>;
     for (const ms of [20, 100] as const) {
       log(`${n} plugin(s): sparse cycles ${ms} ms apart from a fresh process`);
-      freshSparse[ms] = await interleaved(c, ROWS, (row) => runSession(programs, setup(row, main.path, `sparse:${ms}:${c.freshSparse[ms]}`)), log);
+      freshSparse[ms] = await interleaved(c, FRESH_ROWS, (row) => runSession(programs, setup(row, main.path, `sparse:${ms}:${c.freshSparse[ms]}`)), log);
     }
     log(`${n} plugin(s): allocation of the TypeScript pair`);
     const alloc = await runSession(programs, { ...setup(ROWS[0]!, main.path, longLivedPhases(c, false)), alloc: true });
