@@ -9,6 +9,7 @@ import { type Command, EXIT, commandHelp, parseCommandArgs } from "./command.js"
 import { UsageError } from "./errors.js";
 import { COMMANDS } from "./commands.js";
 import { nriWireVersion } from "../internal/nri-wire-version.js";
+import { checkEngine } from "../internal/engine.js";
 
 function help(commands: readonly Command[]): string {
   const width = Math.max(...commands.map((c) => c.name.length)) + 2;
@@ -60,6 +61,7 @@ export async function main(
       out(commandHelp(command));
       return EXIT.ok;
     }
+    checkEngine();
     return await command.run(values, positionals);
   } catch (e) {
     if (e instanceof UsageError) {

@@ -30,6 +30,7 @@ import { type PrometheusOptions, prometheusOption } from "../api/prometheus.js";
 import type { TracingOptions } from "../api/tracing.js";
 import type { PluginOptions, RuntimeInfo } from "./options.js";
 import { errorText } from "../internal/error-text.js";
+import { checkEngine } from "../internal/engine.js";
 import { WARM_UP_HANDLERS, warmUp } from "./warm-up.js";
 
 /**
@@ -163,6 +164,7 @@ export class NriPlugin {
     let socket: Duplex;
     let stateChangeMethods: readonly string[] | undefined;
     try {
+      checkEngine();
       // Before connecting: nothing may come between the mux's creation and the server's.
       stateChangeMethods = this.dialect === "statechange" ? (await translation()).stateChangePluginMethods : undefined;
       const env = this.options.env ?? process.env;

@@ -13,6 +13,7 @@ import { CreateContainerResult } from "./create-result.js";
 import { type Deprecation, stateChangeDeprecation } from "./deprecation.js";
 import { DEFAULT_VALIDATOR, defaultValidator } from "./default-validator.js";
 import { goQuote } from "../internal/go-quote.js";
+import { checkEngine } from "../internal/engine.js";
 import { discoverPlugins, launchPlugin } from "./launcher.js";
 import { type SafeListener, listenSafely } from "./listener.js";
 import { Mutex } from "./mutex.js";
@@ -113,6 +114,7 @@ export class NriRuntime {
    */
   async start(): Promise<void> {
     if (this.state !== "new") throw new Error(`nri: runtime already ${this.state === "stopped" ? "stopped" : "started"}`);
+    checkEngine();
     this.state = "starting";
     await this.observe();
     await this.registry.exclusive(() => this.startPlugins());
