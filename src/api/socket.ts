@@ -1,6 +1,7 @@
 import { fstatSync, readlinkSync } from "node:fs";
 import { relative } from "node:path";
-import { Socket, connect } from "node:net";
+import { type NetConnectOpts, Socket, connect } from "node:net";
+import { currentEngine } from "../internal/engine.js";
 
 /** Listens on a unix socket never wider than its mode (0600 by default); see the ttrpc layer. */
 export { type ListenUnixOptions, listenUnix } from "../internal/listen.js";
@@ -42,6 +43,22 @@ export function connectUnix(path: string, o: { allowHalfOpen?: boolean; what?: s
   });
 }
 
+/**
+ * What kind of file `fd` is (`socket`, `a pipe`, ...); throws when it is not open. Deno's fstat
+ * refuses an fd the process did not open itself, as an inherited one is: there /proc says.
+ */
+function fdKind(fd: number): string {
+  let st;
+  try {
+    st = fstatSync(fd);
+  } catch (e) {
+    const target = currentEngine().name === "deno" ? fdTarget(fd) : undefined;
+    if (target === undefined) throw e;
+    return target.startsWith("socket:") ? "socket" : target.startsWith("pipe:") ? "a pipe" : target.startsWith("anon_inode:") ? "a file of another kind" : "a file";
+  }
+  return st.isSocket() ? "socket" : st.isFIFO() ? "a pipe" : st.isFile() ? "a regular file" : st.isCharacterDevice() ? "a character device" : st.isDirectory() ? "a directory" : "a file of another kind";
+}
+
 /** What an fd refers to, as /proc names it (`anon_inode:[eventpoll]`), where /proc can tell. */
 function fdTarget(fd: number): string | undefined {
   try {
@@ -78,8 +95,7 @@ export function inheritedSocket(env: NodeJS.ProcessEnv): Socket | undefined {
   if (!/^[0-9]+$/u.test(raw) || !Number.isSafeInteger(fd)) throw new RangeError(`nri: invalid NRI_PLUGIN_SOCKET=${JSON.stringify(raw)}: not a file descriptor number`);
   let kind: string;
   try {
-    const st = fstatSync(fd);
-    kind = st.isSocket() ? "socket" : st.isFIFO() ? "a pipe" : st.isFile() ? "a regular file" : st.isCharacterDevice() ? "a character device" : st.isDirectory() ? "a directory" : "a file of another kind";
+    kind = fdKind(fd);
   } catch (e) {
     throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is not open (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})${notPassedOn(fd)}`, { cause: e });
   }
@@ -90,6 +106,8 @@ export function inheritedSocket(env: NodeJS.ProcessEnv): Socket | undefined {
     throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd} is ${kind}${target === undefined ? "" : ` (${target})`}, not a socket`);
   }
   try {
+    // Bun's Socket constructor takes the fd but never reads it; its connect() adopts it.
+    if (currentEngine().name === "bun") return connect({ fd } as unknown as NetConnectOpts);
     return new Socket({ fd, readable: true, writable: true });
   } catch (e) {
     throw new Error(`nri: invalid NRI_PLUGIN_SOCKET=${raw}: fd ${fd}: ${(e as Error).message}`, { cause: e });
