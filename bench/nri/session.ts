@@ -8,6 +8,7 @@
  * process's peak RSS and PSS.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { socketDir } from "../../test/interop/support.js";
@@ -182,10 +183,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 async function quiet(pids: readonly number[]): Promise<void> {
   const start = performance.now();
   await sleep(IDLE_MS);
+  // A process that is gone ends the wait: the session's next read reports it with its stderr.
+  const cpu = (pid: number): number => (existsSync(`/proc/${pid}`) ? cpuNanos(pid) : Number.NaN);
   for (;;) {
-    const before = pids.map(cpuNanos);
+    const before = pids.map(cpu);
     await sleep(IDLE_QUIET_MS);
-    if (pids.every((pid, i) => cpuNanos(pid) - before[i]! <= 1e6) || performance.now() - start > IDLE_LIMIT_MS) return;
+    const used = pids.map((pid, i) => cpu(pid) - before[i]!);
+    if (used.some(Number.isNaN) || used.every((ns) => ns <= 1e6) || performance.now() - start > IDLE_LIMIT_MS) return;
   }
 }
 
