@@ -5,7 +5,9 @@ import type { PluginHandlers } from "../api/handlers.js";
 import { type Revision, packages } from "../api/revision.js";
 import { sampleRequest } from "../api/sample-events.js";
 import { Mux, PLUGIN_SERVICE_CONN } from "../mux/mux.js";
-import { Client } from "../ttrpc/client.js";
+import { encodeMuxFrames } from "../mux/trunk-frame.js";
+import { encodeRequest } from "../ttrpc/envelope.js";
+import { MessageType, encodeFrame } from "../ttrpc/frame.js";
 import { loadedTranslation, pluginMethods } from "./methods.js";
 
 /*
@@ -14,8 +16,10 @@ import { loadedTranslation, pluginMethods } from "./methods.js";
  * hundreds of events that way (3 to 5 times slower than optimized, docs/performance.md). So once
  * registered, a plugin serves sample requests (api/sample-events.ts) of the events it subscribed
  * to through its own serving path (mux, ttrpc, the revision's translation, decoding, encoding the
- * answer) over an in-memory connection, with handlers of its own, never the user's. One call per
- * turn of the event loop: a real event that arrives meanwhile is served at once.
+ * answer) over an in-memory connection, with handlers of its own, never the user's. The requests
+ * are written as the bytes a runtime sends, so that only the plugin's side of the connection runs:
+ * no client code is compiled that the plugin would not otherwise run. One call per turn of the
+ * event loop: a real event that arrives meanwhile is served at once.
  */
 
 /** Calls the warm-up makes, spread over the subscribed events: enough for V8 to optimize the code they share. */
@@ -58,23 +62,26 @@ function sampleCalls(events: number, revision: Revision): { service: string; met
 
 /** Runs the warm-up; resolves when it is done or the plugin's connection ended. Never rejects. */
 export async function warmUp(target: WarmUpTarget): Promise<void> {
-  const calls = sampleCalls(target.events, target.revision);
+  const calls = sampleCalls(target.events, target.revision).map((c) => encodeRequest({ ...c, timeoutNano: 0, metadata: [] }));
   if (calls.length === 0) return;
   const [runtimeEnd, pluginEnd] = duplexPair();
-  const runtime = new Mux(runtimeEnd);
   const plugin = new Mux(pluginEnd);
+  let answered: (() => void) | undefined;
+  runtimeEnd.on("data", () => answered?.());
+  void plugin.closed.then(() => answered?.());
   try {
     target.serve(plugin.open(PLUGIN_SERVICE_CONN));
-    const client = new Client(runtime.open(PLUGIN_SERVICE_CONN));
-    for (let i = 0; i < WARM_UP_CALLS && target.open(); i++) {
-      const c = calls[i % calls.length]!;
-      await client.call(c.service, c.method, c.payload);
+    for (let i = 0; i < WARM_UP_CALLS && target.open() && !plugin.closeReason; i++) {
+      // Each answer is one small frame: its first bytes are the whole of it.
+      const answer = new Promise<void>((resolve) => (answered = resolve));
+      runtimeEnd.write(encodeMuxFrames(PLUGIN_SERVICE_CONN, encodeFrame(2 * i + 1, MessageType.Request, 0, calls[i % calls.length]!)));
+      await answer;
       await nextTurn();
     }
   } catch {
     // The warm-up only makes later events faster: whatever stops it changes nothing else.
   } finally {
-    runtime.close();
     plugin.close();
+    runtimeEnd.destroy();
   }
 }
