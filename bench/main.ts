@@ -3,14 +3,16 @@
  * reference where one exists, written as markdown to docs/bench/node-<major>.md (or --out FILE)
  * with the machine, the Node and Go versions and the date.
  *
- *   npm run bench -- [--node PATH] [--quick] [--only nri|operations] [--polling] [--operations] [--out FILE] [--json FILE]
+ *   npm run bench -- [--node PATH] [--quick] [--only nri|operations|footprint] [--polling] [--operations] [--out FILE] [--json FILE]
  *
  * --node runs everything (this driver, every TypeScript process) on that node binary;
  * --quick runs every section with tiny counts (a smoke run: its figures mean nothing and it
  * writes no file unless --out is given); --only nri skips the transport, codec and translation
  * sections; --polling adds the busy-polling study (sparse cycles with polling on and off, the
  * processes free, on one CPU, on separate CPUs); --operations adds the cost of interceptors,
- * Prometheus metrics and traces (suite.ts OPERATION_ROWS), and --only operations runs that alone. BENCH_SECONDS sets each rps run (default 5),
+ * Prometheus metrics and traces (suite.ts OPERATION_ROWS), and --only operations runs that alone;
+ * --only footprint runs what a plugin costs a node: memory, with the memory settings of a plugin's
+ * process (suite.ts MEMORY_SETTINGS), and a fresh process's first cycles with and without the warm-up. BENCH_SECONDS sets each rps run (default 5),
  * BENCH_ROUNDS the interleaved rounds of the NRI regimes (default 3; the polling study runs 2).
  */
 import { execFileSync } from "node:child_process";
@@ -23,8 +25,8 @@ import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
 import { buildPrograms, coldStarts, importCosts, writeRequest } from "./nri/e2e.js";
 import { recordedRequest } from "./nri/payload.js";
-import { fmt, median, nriTables, operationsTables, pollingTables } from "./nri/report.js";
-import { FULL, type Payload, QUICK, runNri, runOperations, runPolling } from "./nri/suite.js";
+import { fmt, footprintTables, median, nriTables, operationsTables, pollingTables } from "./nri/report.js";
+import { FULL, type Payload, QUICK, runFootprint, runNri, runOperations, runPolling } from "./nri/suite.js";
 import { translateBench } from "./translate.js";
 import { runOnAskedNode } from "./node-line.js";
 
@@ -48,7 +50,7 @@ runOnAskedNode(argv, import.meta.filename, ROOT);
 
 const quick = argv.includes("--quick");
 const only = option("only");
-if (only !== undefined && only !== "nri" && only !== "operations") throw new Error(`bench: --only "${only}": "nri" and "operations" are known`);
+if (only !== undefined && only !== "nri" && only !== "operations" && only !== "footprint") throw new Error(`bench: --only "${only}": "nri", "operations" and "footprint" are known`);
 const seconds = quick ? 0.2 : Number(process.env.BENCH_SECONDS ?? "5");
 const shapes: [number, number][] = quick
   ? [[1, 100]]
@@ -181,6 +183,19 @@ async function nriSections(): Promise<unknown> {
     say();
     return o;
   };
+  if (only === "footprint") {
+    say("## What a plugin costs a node");
+    say();
+    say(
+      `A runtime and 1 or 3 plugins, each its own process, as in \`npm run bench\`'s NRI regimes, ${payloads[0]!.name} request. Memory settings: a TypeScript plugin under the Go runtime with ` +
+        `node flags or an environment variable of its own (bench/nri/suite.ts MEMORY_SETTINGS). Rows run interleaved, each round starting one row later.`,
+    );
+    say();
+    const f = await runFootprint(programs, payloads[0]!, counts, log);
+    for (const l of footprintTables(f)) say(l);
+    say();
+    return { footprint: f };
+  }
   if (only === "operations") {
     say("## NRI end to end");
     say();
@@ -249,7 +264,7 @@ async function main(): Promise<void> {
       `1-minute load average ${fmt(load0, 2)} at the start, ${fmt(loadavg()[0]!, 2)} at the end.`,
     "",
   ];
-  const file = option("out") ?? (quick ? undefined : join(ROOT, `docs/bench/node-${process.versions.node.split(".")[0]}.md`));
+  const file = option("out") ?? (quick ? undefined : join(ROOT, `docs/bench/${only === "footprint" ? "footprint-" : ""}node-${process.versions.node.split(".")[0]}.md`));
   if (file !== undefined) {
     mkdirSync(dirname(resolve(file)), { recursive: true });
     writeFileSync(resolve(file), `${[...header, ...out].join("\n")}\n`);

@@ -1,6 +1,6 @@
 /** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
 import { IDLE_MS, IDLE_QUIET_MS, type PhaseResult, type ProcessMemory, SAMPLE_MS, type SessionResult } from "./session.js";
-import { BASE, type ByRow, FRESH_ROWS, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
+import { BASE, type ByRow, FRESH_ROWS, type FootprintResults, type Row, footprintRows, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -140,52 +140,9 @@ export function nriTables(r: NriResults): string[] {
     }
   }
 
+  out.push(...firstCyclesTable(Object.fromEntries(Object.entries(r.byPlugins).map(([n, b]) => [n, b.freshSparse[20]])), rounds, main));
+  out.push(...memoryTable(Object.fromEntries(Object.entries(r.byPlugins).map(([n, b]) => [n, b.longLived[main]!])), () => ROWS, main));
   say();
-  say(`### First cycles, one by one`);
-  say();
-  say(
-    `A fresh process's cycles 20 ms apart (the fresh sparse sessions above, ${main} request): the median latency of each stretch of cycles over the ${rounds}, µs, ` +
-      `and its ratio to Go + Go's. The warm-up (plugin/warm-up.ts, runtime/warm-up.ts) runs before the first event: the \`no warm-up\` rows are the same processes without it.`,
-  );
-  say();
-  const stretches: [number, number][] = [[1, 1], [2, 2], [3, 3], [4, 10], [11, 25], [26, 50], [51, 100]];
-  say(`| plugins | runtime + plugins | ${stretches.map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(" | ")} |`);
-  say(`|---|---|${stretches.map(() => "---|").join("")}`);
-  for (const [n, b] of Object.entries(r.byPlugins)) {
-    const rows = b.freshSparse[20];
-    const stretch = (label: string, [from, to]: [number, number]) => median(rows[label]!.flatMap((s) => (phase(s, "sparse:20").lat ?? []).slice(from - 1, to)));
-    for (const row of FRESH_ROWS) {
-      const cells = stretches.map((st) => {
-        const v = stretch(row.label, st);
-        return Number.isNaN(v) ? "–" : `${fmt(v)} ×${fmt(v / stretch(BASE, st), 2)}`;
-      });
-      say(`| ${n} | ${row.label} | ${cells.join(" | ")} |`);
-    }
-  }
-
-  say();
-  say(`### Memory`);
-  say();
-  say(
-    `What each process holds of its own: anonymous memory (RssAnon, /proc/PID/status) once every plugin is registered, before any event, when the processes have sat idle (at least ${fmt(IDLE_MS / 1000, 0)} s, then until none used 1 ms of CPU in ${IDLE_QUIET_MS} ms: a warm-up done); its peak (sampled every ${SAMPLE_MS} ms and at each phase's end, over the whole session); and after the last phase (idle again, after events); ` +
-      `PSS (smaps_rollup, at the end: the process's own pages plus its share of the pages it shares, mostly the engine binary's, which three plugins of one form split three ways); peak RSS (VmHWM), which counts the shared pages whole. ` +
-      `Long-lived pairs (${main} request); the highest over the rounds and, for plugins, over the plugins.`,
-  );
-  say();
-  say("| plugins | runtime + plugins | plugin idle anon | plugin peak anon | plugin anon after events | plugin PSS | plugin peak RSS | runtime idle anon | runtime peak anon | runtime PSS | runtime peak RSS |");
-  say("|---|---|---|---|---|---|---|---|---|---|---|");
-  for (const [n, b] of Object.entries(r.byPlugins)) {
-    for (const row of ROWS) {
-      const runs = b.longLived[main]![row.label]!;
-      const m = (f: (s: SessionResult) => number[]) => `${fmt(Math.max(...runs.flatMap(f)) / MIB, 1)} MiB`;
-      const plugin = (k: keyof ProcessMemory) => m((s) => s.memory.plugins.map((p) => p[k]));
-      const runtime = (k: keyof ProcessMemory) => m((s) => [s.memory.runtime[k]]);
-      say(
-        `| ${n} | ${row.label} | ${plugin("anonIdle")} | **${plugin("anonPeak")}** | ${plugin("anonEnd")} | ${plugin("pss")} | ${plugin("hwm")} | ${runtime("anonIdle")} | ${runtime("anonPeak")} | ${runtime("pss")} | ${runtime("hwm")} |`,
-      );
-    }
-  }
-
   say(`### Allocation`);
   say();
   say(
@@ -264,5 +221,117 @@ export function operationsTables(r: OperationsResults): string[] {
         `${fmt(p50)} / ${fmt(p99)} | ×${fmt(p50 / pooled(BASE, 0.5), 2)} / ×${fmt(p99 / pooled(BASE, 0.99), 2)} |`,
     );
   }
+  return out;
+}
+
+/** A fresh process's cycles 20 ms apart, stretch by stretch, against Go + Go's (`fresh`: sessions of FRESH_ROWS by plugin count). */
+function firstCyclesTable(fresh: Record<string, ByRow>, rounds: string, main: string): string[] {
+  const out: string[] = [];
+  const say = (l = ""): void => void out.push(l);
+  say();
+  say(`### First cycles, one by one`);
+  say();
+  say(
+    `A fresh process's cycles 20 ms apart (the fresh sparse sessions above, ${main} request): the median latency of each stretch of cycles over the ${rounds}, µs, ` +
+      `and its ratio to Go + Go's. The warm-up (plugin/warm-up.ts, runtime/warm-up.ts) runs before the first event: the \`no warm-up\` rows are the same processes without it.`,
+  );
+  say();
+  const stretches: [number, number][] = [[1, 1], [2, 2], [3, 3], [4, 10], [11, 25], [26, 50], [51, 100]];
+  say(`| plugins | runtime + plugins | ${stretches.map(([a, b]) => (a === b ? `#${a}` : `#${a}–${b}`)).join(" | ")} |`);
+  say(`|---|---|${stretches.map(() => "---|").join("")}`);
+  for (const [n, rows] of Object.entries(fresh)) {
+    const stretch = (label: string, [from, to]: [number, number]) => median(rows[label]!.flatMap((s) => (phase(s, "sparse:20").lat ?? []).slice(from - 1, to)));
+    for (const row of FRESH_ROWS) {
+      const cells = stretches.map((st) => {
+        const v = stretch(row.label, st);
+        return Number.isNaN(v) ? "–" : `${fmt(v)} ×${fmt(v / stretch(BASE, st), 2)}`;
+      });
+      say(`| ${n} | ${row.label} | ${cells.join(" | ")} |`);
+    }
+  }
+  return out;
+}
+
+/** Each process's memory in long-lived sessions (`longLived` by plugin count, rows of `rowsOf(n)`). */
+function memoryTable(longLived: Record<string, ByRow>, rowsOf: (n: number) => readonly Row[], main: string): string[] {
+  const out: string[] = [];
+  const say = (l = ""): void => void out.push(l);
+  say();
+  say(`### Memory`);
+  say();
+  say(
+    `What each process holds of its own: anonymous memory (RssAnon, /proc/PID/status) once every plugin is registered, before any event, when the processes have sat idle (at least ${fmt(IDLE_MS / 1000, 0)} s, then until none used 1 ms of CPU in ${IDLE_QUIET_MS} ms: a warm-up done); its peak (sampled every ${SAMPLE_MS} ms and at each phase's end, over the whole session); and after the last phase (idle again, after events); ` +
+      `PSS (smaps_rollup, at the end: the process's own pages plus its share of the pages it shares, mostly the engine binary's, which three plugins of one form split three ways); peak RSS (VmHWM), which counts the shared pages whole. ` +
+      `Long-lived pairs (${main} request); the highest over the rounds and, for plugins, over the plugins.`,
+  );
+  say();
+  say("| plugins | runtime + plugins | plugin idle anon | plugin peak anon | plugin anon after events | plugin PSS | plugin peak RSS | runtime idle anon | runtime peak anon | runtime PSS | runtime peak RSS |");
+  say("|---|---|---|---|---|---|---|---|---|---|---|");
+  for (const [n, byRow] of Object.entries(longLived)) {
+    for (const row of rowsOf(Number(n))) {
+      const runs = byRow[row.label]!;
+      const m = (f: (s: SessionResult) => number[]) => `${fmt(Math.max(...runs.flatMap(f)) / MIB, 1)} MiB`;
+      const plugin = (k: keyof ProcessMemory) => m((s) => s.memory.plugins.map((p) => p[k]));
+      const runtime = (k: keyof ProcessMemory) => m((s) => [s.memory.runtime[k]]);
+      say(
+        `| ${n} | ${row.label} | ${plugin("anonIdle")} | **${plugin("anonPeak")}** | ${plugin("anonEnd")} | ${plugin("pss")} | ${plugin("hwm")} | ${runtime("anonIdle")} | ${runtime("anonPeak")} | ${runtime("pss")} | ${runtime("hwm")} |`,
+      );
+    }
+  }
+
+  return out;
+}
+
+/**
+ * The tables of `--only footprint`: each process's memory, with the memory settings of a plugin's
+ * process; steady events/s and warm cycles 20 ms apart against Go + Go; a fresh process's first
+ * cycles 20 ms apart, with and without the warm-up, pooled and stretch by stretch.
+ */
+export function footprintTables(r: FootprintResults): string[] {
+  const out: string[] = [];
+  const say = (l = ""): void => void out.push(l);
+  const c = r.counts;
+  const rounds = `${c.rounds} interleaved round${c.rounds > 1 ? "s" : ""}`;
+  const main = r.payload.name;
+  out.push(...memoryTable(Object.fromEntries(Object.entries(r.byPlugins).map(([n, b]) => [n, b.longLived])), footprintRows, main));
+  say();
+  say(`### Throughput and warm cycles with each setting`);
+  say();
+  say(
+    `The long-lived sessions above: steady state after the warm-up (${c.warm ? "until two consecutive 1,000-cycle windows agree within 5%, at most 60 s" : "none: quick mode"}), then ${c.steadySeconds} s, ` +
+      `events/s ÷ Go + Go's of the same round, median of ${rounds} (lowest–highest); then ${c.warmSparse[20]} cycles 20 ms apart, p50 and p99 pooled over the rounds, ÷ Go + Go's.`,
+  );
+  say();
+  say("| plugins | runtime + plugins | events/s | ratio (range) | 20 ms apart p50 / p99 µs | p50 / p99 ratio |");
+  say("|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    const rows = b.longLived;
+    const pooled = (label: string, q: number) => quantile(rows[label]!.flatMap((s) => phase(s, "sparse:20").lat ?? []), q);
+    for (const row of footprintRows(Number(n))) {
+      const eps = (s: SessionResult) => phase(s, "steady").events_per_sec;
+      const [p50, p99] = [pooled(row.label, 0.5), pooled(row.label, 0.99)];
+      say(
+        `| ${n} | ${row.label} | ${fmt(phase(medianSession(rows[row.label]!, eps), "steady").events_per_sec)} | ${ratioCell(ratioOf(rows, row.label, eps), false)} | ` +
+          `${fmt(p50)} / ${fmt(p99)} | ×${fmt(p50 / pooled(BASE, 0.5), 2)} / ×${fmt(p99 / pooled(BASE, 0.99), 2)} |`,
+      );
+    }
+  }
+  say();
+  say(`### A fresh process's first ${c.freshSparse[20]} cycles 20 ms apart`);
+  say();
+  say(`New processes each round, from their first event; p50 and p99 pooled over the ${rounds}, ÷ Go + Go's; n = samples.`);
+  say();
+  say("| plugins | runtime + plugins | n | p50 / p99 µs | p50 ratio | p99 ratio |");
+  say("|---|---|---|---|---|---|");
+  for (const [n, b] of Object.entries(r.byPlugins)) {
+    const pooled = (label: string) => b.fresh[label]!.flatMap((s) => phase(s, "sparse:20").lat ?? []);
+    const base = pooled(BASE);
+    for (const row of FRESH_ROWS) {
+      const lat = pooled(row.label);
+      const [p50, p99] = [quantile(lat, 0.5), quantile(lat, 0.99)];
+      say(`| ${n} | ${row.label} | ${lat.length} | ${fmt(p50)} / ${fmt(p99)} | ×${fmt(p50 / quantile(base, 0.5), 2)} | ×${fmt(p99 / quantile(base, 0.99), 2)} |`);
+    }
+  }
+  out.push(...firstCyclesTable(Object.fromEntries(Object.entries(r.byPlugins).map(([n, b]) => [n, b.fresh])), rounds, main));
   return out;
 }

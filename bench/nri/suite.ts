@@ -20,6 +20,9 @@ export interface Row {
   /** `--observe` of the TypeScript processes. */
   observe?: string;
   warmUp?: false;
+  /** Node flags and environment of the TypeScript processes (the memory settings). */
+  nodeFlags?: string[];
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -185,4 +188,63 @@ export async function runOperations(programs: Programs, payload: Payload, c: Cou
   const phases = [...(c.warm ? ["warm"] : [`fresh:${c.fresh}`]), `steady:${c.steadySeconds}`, `sparse:20:${c.warmSparse[20]}`].join(",");
   const rows = await interleaved(c, OPERATION_ROWS, (row) => runSession(programs, { runtime: row.runtime, plugin: row.plugin, plugins: 1, request: payload.path, phases, ...(row.observe === undefined ? {} : { observe: row.observe }) }), log);
   return { counts: c, rows };
+}
+
+/**
+ * Settings of a plugin's Node process tried for its private memory (`--only footprint`), each a
+ * row of the TypeScript plugin under the Go runtime, so that only the plugin has it: V8's young
+ * generation, its garbage collector and compiler threads, glibc's malloc arenas.
+ */
+export const MEMORY_SETTINGS: readonly { name: string; nodeFlags?: string[]; env?: Readonly<Record<string, string>> }[] = [
+  { name: "--max-semi-space-size=1", nodeFlags: ["--max-semi-space-size=1"] },
+  { name: "--single-threaded-gc", nodeFlags: ["--single-threaded-gc"] },
+  { name: "--v8-pool-size=1", nodeFlags: ["--v8-pool-size=1"] },
+  { name: "MALLOC_ARENA_MAX=1", env: { MALLOC_ARENA_MAX: "1" } },
+  { name: "all four", nodeFlags: ["--max-semi-space-size=1", "--single-threaded-gc", "--v8-pool-size=1"], env: { MALLOC_ARENA_MAX: "1" } },
+];
+
+/**
+ * The rows of `--only footprint`'s long-lived sessions, by plugin count: the TypeScript pair, the
+ * Go pair, TypeScript plugins under the Go runtime with and without the warm-up (which compiles
+ * code a plugin holds), and with one plugin the memory settings.
+ */
+export function footprintRows(plugins: number): Row[] {
+  const rows: Row[] = [ROWS[0]!, ROWS[1]!, ROWS[3]!, FRESH_ROWS.find((r) => r.label === "Go + TS, no warm-up")!];
+  if (plugins !== 1) return rows;
+  return [...rows, ...MEMORY_SETTINGS.map((m) => ({ label: `Go + TS, ${m.name}`, runtime: "Go" as const, plugin: "TS" as const, ...(m.nodeFlags === undefined ? {} : { nodeFlags: m.nodeFlags }), ...(m.env === undefined ? {} : { env: m.env }) }))];
+}
+
+export interface FootprintResults {
+  counts: Counts;
+  payload: Payload;
+  /** By plugin count: the long-lived sessions (footprintRows) and the fresh ones 20 ms apart (FRESH_ROWS). */
+  byPlugins: Record<number, { longLived: ByRow; fresh: ByRow }>;
+}
+
+/**
+ * What a plugin costs a node (`--only footprint`): each process's memory, steady events/s and warm
+ * cycles 20 ms apart (long-lived sessions, with the memory settings), and a fresh process's first
+ * cycles 20 ms apart with and without the warm-up.
+ */
+export async function runFootprint(programs: Programs, payload: Payload, c: Counts, log: (s: string) => void): Promise<FootprintResults> {
+  const out: FootprintResults = { counts: c, payload, byPlugins: {} };
+  for (const n of c.plugins) {
+    const setup = (row: Row, phases: string) => ({
+      runtime: row.runtime,
+      plugin: row.plugin,
+      plugins: n,
+      request: payload.path,
+      phases,
+      ...(row.warmUp === undefined ? {} : { warmUp: row.warmUp }),
+      ...(row.nodeFlags === undefined ? {} : { nodeFlags: row.nodeFlags }),
+      ...(row.env === undefined ? {} : { env: row.env }),
+    });
+    log(`footprint, ${n} plugin(s): memory, steady state, sparse cycles warm`);
+    const phases = [`fresh:${c.fresh}`, ...(c.warm ? ["warm"] : []), `steady:${c.steadySeconds}`, `sparse:20:${c.warmSparse[20]}`].join(",");
+    const longLived = await interleaved(c, footprintRows(n), (row) => runSession(programs, setup(row, phases)), log);
+    log(`footprint, ${n} plugin(s): sparse cycles 20 ms apart from a fresh process`);
+    const fresh = await interleaved(c, FRESH_ROWS, (row) => runSession(programs, setup(row, `sparse:20:${c.freshSparse[20]}`)), log);
+    out.byPlugins[n] = { longLived, fresh };
+  }
+  return out;
 }
