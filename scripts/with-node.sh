@@ -23,6 +23,31 @@ node_bin() {
   echo "$dir/node_modules/node-linux-$arch/bin"
 }
 
+# The other engines nri-wire runs on, for the engine tests (test/engines): Bun and Deno, from the
+# npm registry like Node (their per-platform binary packages), installed once into
+# ${XDG_CACHE_HOME:-~/.cache}/nri-wire/js-engines/<name>-<range>.
+ENGINE_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/nri-wire/js-engines
+BUN_RANGE=1.4
+DENO_RANGE=2.9
+
+# engines_path: the directories holding bun and deno, colon-separated, installed in the cache.
+engines_path() {
+  local bun deno
+  case "$(uname -m)" in
+    x86_64) bun=@oven/bun-linux-x64 deno=@deno/linux-x64-glibc ;;
+    aarch64 | arm64) bun=@oven/bun-linux-aarch64 deno=@deno/linux-arm64-glibc ;;
+    *) echo "with-node: no Bun or Deno package for machine $(uname -m)" >&2; return 1 ;;
+  esac
+  local bun_dir=$ENGINE_CACHE/bun-$BUN_RANGE deno_dir=$ENGINE_CACHE/deno-$DENO_RANGE
+  if [ ! -x "$bun_dir/node_modules/$bun/bin/bun" ]; then
+    npm install --prefix "$bun_dir" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "$bun@$BUN_RANGE" >&2
+  fi
+  if [ ! -x "$deno_dir/node_modules/$deno/deno" ]; then
+    npm install --prefix "$deno_dir" --no-save --no-package-lock --no-audit --no-fund --loglevel=error "$deno@$DENO_RANGE" >&2
+  fi
+  echo "$bun_dir/node_modules/$bun/bin:$deno_dir/node_modules/$deno"
+}
+
 # with_node LINE COMMAND...: runs COMMAND with that line's node first on PATH.
 with_node() {
   local bin
