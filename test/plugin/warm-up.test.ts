@@ -64,13 +64,17 @@ describe("a plugin's warm-up", () => {
     expect(calls).toEqual([]);
   });
 
-  it("never calls the plugin's handlers: only real events reach them, and they are served while it runs", async () => {
+  it("never calls the plugin's handlers nor its interceptors: only real events reach them, and they are served while it runs", async () => {
     const path = socketPath();
     const rt = new NriRuntime({ socketPath: path, pluginPath: `${path}.none`, name: "rt", version: "1", warmUp: false });
     await rt.start();
     cleanup.push(() => void rt.stop());
     const seen: string[] = [];
-    const p = new NriPlugin({ createContainer: (req) => void seen.push(`create ${req.container?.id}`), startContainer: () => void seen.push("start") }, { socketPath: path, idx: "10", name: "p", env: {} });
+    const intercepted: string[] = [];
+    const p = new NriPlugin(
+      { createContainer: (req) => void seen.push(`create ${req.container?.id}`), startContainer: () => void seen.push("start") },
+      { socketPath: path, idx: "10", name: "p", env: {}, interceptors: [(next) => (call) => (intercepted.push(call.method), next(call))] },
+    );
     cleanup.push(() => p.close());
     await p.start();
     await rt.waitForPlugins(1);
@@ -81,6 +85,7 @@ describe("a plugin's warm-up", () => {
     expect(warmed).toBe(false);
     await p.warmedUp;
     expect(seen).toEqual(["create real"]);
+    expect(intercepted).toEqual(["configure", "synchronize", "createContainer"]);
   });
 
   it("is off with warmUp: false: warmedUp settles at once", async () => {
