@@ -12,7 +12,7 @@ export function busyPollOption(): { busyPollMicros?: number } {
   return process.argv.includes("--busy-poll") ? { busyPollMicros: Number(flag("busy-poll", "")) } : {};
 }
 
-/** The endpoint option a `--no-warm-up` flag sets, or none (the default: warm up). */
+/** The endpoint option a `--warm-up` flag sets, or none (the default: no warm-up). */
 export function warmUpOption(): { warmUp?: boolean } {
-  return process.argv.includes("--no-warm-up") ? { warmUp: false } : {};
+  return process.argv.includes("--warm-up") ? { warmUp: true } : {};
 }

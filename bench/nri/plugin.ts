@@ -2,7 +2,7 @@
  * The TypeScript plugin of the end-to-end bench: adds one annotation and one environment
  * variable on CreateContainer and acknowledges StartContainer and PostStartContainer, like the
  * Go bench plugin. `node plugin.js --socket PATH --idx NN --name NAME [--busy-poll MICROS]
- * [--no-warm-up] [--alloc] [--observe LIST]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
+ * [--warm-up] [--alloc] [--observe LIST]`; with --alloc each SIGUSR2 prints the bytes allocated since the previous one as a
  * JSON line. SIGINT exits normally, so that a --cpu-prof profile is written.
  */
 import { NriPlugin } from "../../src/plugin/index.js";

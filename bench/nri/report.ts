@@ -233,7 +233,7 @@ function firstCyclesTable(fresh: Record<string, ByRow>, rounds: string, main: st
   say();
   say(
     `A fresh process's cycles 20 ms apart (the fresh sparse sessions above, ${main} request): the median latency of each stretch of cycles over the ${rounds}, µs, ` +
-      `and its ratio to Go + Go's. The warm-up (plugin/warm-up.ts, runtime/warm-up.ts) runs before the first event: the \`no warm-up\` rows are the same processes without it.`,
+      `and its ratio to Go + Go's. The warm-up (plugin/warm-up.ts, runtime/warm-up.ts) runs before the first event: the \`warm-up\` rows are the same processes asked to run it (it is off by default).`,
   );
   say();
   const stretches: [number, number][] = [[1, 1], [2, 2], [3, 3], [4, 10], [11, 25], [26, 50], [51, 100]];

@@ -3,7 +3,7 @@
  * N plugins, checks with one CreateContainer that every plugin answers, then runs the phases
  * (phases.ts) of CreateContainer + StartContainer + PostStartContainer cycles on the fixture
  * request. `node runtime.js --socket PATH --plugins N --request FILE --phases LIST
- * [--busy-poll MICROS] [--no-warm-up] [--alloc] [--observe LIST]`, or `--serve` to only report each synchronized plugin
+ * [--busy-poll MICROS] [--warm-up] [--alloc] [--observe LIST]`, or `--serve` to only report each synchronized plugin
  * (cold-start measurements).
  */
 import { readFileSync } from "node:fs";

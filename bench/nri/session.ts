@@ -39,8 +39,8 @@ export interface Setup {
   busyPoll?: number;
   /** What the TypeScript processes observe (`--observe`, observe.ts); undefined: nothing. */
   observe?: string;
-  /** false: the TypeScript processes do not warm up (`--no-warm-up`). */
-  warmUp?: false;
+  /** true: the TypeScript processes warm up (`--warm-up`). */
+  warmUp?: true;
   pin?: Pinning;
   /** Measure the TypeScript processes' allocation per phase. */
   alloc?: boolean;
@@ -202,7 +202,7 @@ export async function runSession(programs: Programs, s: Setup): Promise<SessionR
       ? []
       : [
           ...(s.busyPoll === undefined ? [] : ["--busy-poll", String(s.busyPoll)]),
-          ...(s.warmUp === false ? ["--no-warm-up"] : []),
+          ...(s.warmUp === true ? ["--warm-up"] : []),
           ...(s.alloc === true ? ["--alloc"] : []),
           ...(s.observe === undefined ? [] : ["--observe", s.observe]),
         ];

@@ -204,7 +204,7 @@ export class NriPlugin {
     } finally {
       clearTimeout(timer);
     }
-    if (this.options.warmUp !== false && this.dialect === "v1beta1") {
+    if (this.options.warmUp === true && this.dialect === "v1beta1") {
       this.warming = warmUp({
         serve: (conn) => void this.serve(stateChangeMethods, WARM_UP_HANDLERS).serve(conn),
         events: this.subscribedMask ?? 0,

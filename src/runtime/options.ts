@@ -123,7 +123,7 @@ export interface RuntimeOptions {
    * events) through its own relay and merge code to a sample plugin of its own, on a private
    * runtime its plugins never see, so that its first real events run optimized code
    * (docs/performance.md, "First events"). One event per turn of the event loop; a real event is
-   * relayed in between. Default true.
+   * relayed in between. Default false, as a plugin's (docs/performance.md, "First events").
    */
   warmUp?: boolean;
 }
@@ -193,7 +193,7 @@ export function resolveOptions(o: RuntimeOptions): ResolvedOptions {
     defaultValidator: o.defaultValidator,
     synchronize: o.synchronize ?? (async (sync) => void (await sync([], []))),
     updateContainers: o.updateContainers,
-    warmUp: o.warmUp ?? true,
+    warmUp: o.warmUp ?? false,
     teardownErrors: o.teardownErrors ?? "fail",
     onDeprecation: o.onDeprecation,
     externalPluginConfig: o.externalPluginConfig,

@@ -73,7 +73,7 @@ describe("a plugin's warm-up", () => {
     const intercepted: string[] = [];
     const p = new NriPlugin(
       { createContainer: (req) => void seen.push(`create ${req.container?.id}`), startContainer: () => void seen.push("start") },
-      { socketPath: path, idx: "10", name: "p", env: {}, interceptors: [(next) => (call) => (intercepted.push(call.method), next(call))] },
+      { socketPath: path, idx: "10", name: "p", env: {}, warmUp: true, interceptors: [(next) => (call) => (intercepted.push(call.method), next(call))] },
     );
     cleanup.push(() => p.close());
     await p.start();
@@ -88,20 +88,22 @@ describe("a plugin's warm-up", () => {
     expect(intercepted).toEqual(["configure", "synchronize", "createContainer"]);
   });
 
-  it("is off with warmUp: false: warmedUp settles at once", async () => {
+  it("is off unless asked (warmUp: true): warmedUp settles at once", async () => {
     const path = socketPath();
     const rt = new NriRuntime({ socketPath: path, pluginPath: `${path}.none`, name: "rt", version: "1", warmUp: false });
     await rt.start();
     cleanup.push(() => void rt.stop());
-    const on = new NriPlugin({ createContainer: () => undefined }, { socketPath: path, idx: "10", name: "on", env: {} });
+    const on = new NriPlugin({ createContainer: () => undefined }, { socketPath: path, idx: "10", name: "on", env: {}, warmUp: true });
     const off = new NriPlugin({ createContainer: () => undefined }, { socketPath: path, idx: "11", name: "off", env: {}, warmUp: false });
-    cleanup.push(() => on.close(), () => off.close());
-    await Promise.all([on.start(), off.start()]);
+    const unset = new NriPlugin({ createContainer: () => undefined }, { socketPath: path, idx: "12", name: "unset", env: {} });
+    cleanup.push(() => on.close(), () => off.close(), () => unset.close());
+    await Promise.all([on.start(), off.start(), unset.start()]);
     const settled: string[] = [];
     void on.warmedUp.then(() => settled.push("on"));
     void off.warmedUp.then(() => settled.push("off"));
+    void unset.warmedUp.then(() => settled.push("unset"));
     // The warm-up takes a turn of the event loop per call: one turn is too few for it, not for a settled promise.
     await nextTurn();
-    expect(settled).toEqual(["off"]);
+    expect(settled).toEqual(["off", "unset"]);
   });
 });

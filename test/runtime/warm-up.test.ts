@@ -67,6 +67,7 @@ describe("a runtime's warm-up", () => {
   it("never reaches the runtime's plugins or its synchronize callback; its events go to a sample plugin of its own", async () => {
     let syncs = 0;
     const { runtime, socket } = await startRuntime({
+      warmUp: true,
       synchronize: async (sync) => {
         syncs++;
         await sync([], []);
