@@ -10,7 +10,9 @@ import { arbitraryMessage } from "../../test/arbitraries/message.js";
 /**
  * Valid inputs the fuzz targets mutate: the recorded Go sessions (trunk bytes, ttrpc envelopes
  * and NRI payloads as the reference wrote them) and messages of every NRI request and response
- * type drawn from the descriptor-derived arbitraries.
+ * type drawn from the descriptor-derived arbitraries, with envelopes and trunks around them.
+ * A campaign keeps the generated part in a file, so it goes on with the very same seeds whatever
+ * fast-check and the arbitraries become.
  */
 
 const SESSIONS = ["new-runtime--new-plugin", "new-runtime--legacy-plugin"];
@@ -37,34 +39,33 @@ export const nriMessages: readonly DescMessage[] = (() => {
   return [...byName.values()].sort((a, b) => (a.typeName < b.typeName ? -1 : 1));
 })();
 
-/** The seeds every target draws from, built once per seed. */
-export interface Corpus {
-  /** Raw trunk bytes of the recorded sessions, cut at mux frame edges, and generated trunks. */
+/** Seeds of each kind: a part of the corpus (recorded or generated) or all of it. */
+export interface Seeds {
+  /** Raw trunk bytes, cut at mux frame edges. */
   readonly trunks: readonly Uint8Array[];
   readonly requests: readonly Uint8Array[];
   readonly responses: readonly Uint8Array[];
   /** Encoded messages by full type name. */
   readonly messages: ReadonlyMap<string, readonly Uint8Array[]>;
+}
+
+/** The seeds every target draws from. */
+export interface Corpus extends Seeds {
   /** Every encoded message, for splicing. */
   readonly allMessages: readonly Uint8Array[];
 }
 
-/** The corpus for `seed`: the recordings, plus `perType` generated messages of each type. */
-export function buildCorpus(seed: number, perType = 8): Corpus {
+/** The seeds of the recorded Go sessions. */
+export function recordedSeeds(): Seeds {
   const requests: Uint8Array[] = [];
   const responses: Uint8Array[] = [];
   const trunks: Uint8Array[] = [];
   const messages = new Map<string, Uint8Array[]>();
-  const add = (type: string, b: Uint8Array): void => {
-    let list = messages.get(type);
-    if (list === undefined) messages.set(type, (list = []));
-    list.push(b);
-  };
   for (const name of SESSIONS) {
     const recorded = (JSON.parse(readFileSync(fixture(`${name}.frames.json`), "utf8")) as { messages: Recorded[] }).messages;
     for (const m of recorded) {
       (m.type === 1 ? requests : responses).push(unhex(m.bodyHex));
-      if (m.payloadType !== undefined && m.payloadHex !== undefined) add(m.payloadType, unhex(m.payloadHex));
+      if (m.payloadType !== undefined && m.payloadHex !== undefined) addTo(messages, m.payloadType, unhex(m.payloadHex));
     }
     for (const dir of ["p2r", "r2p"]) {
       const bin = new Uint8Array(readFileSync(fixture(`${name}.${dir}.bin`)));
@@ -78,21 +79,86 @@ export function buildCorpus(seed: number, perType = 8): Corpus {
       }
     }
   }
+  return { trunks, requests, responses, messages };
+}
+
+function addTo(messages: Map<string, Uint8Array[]>, type: string, b: Uint8Array): void {
+  let list = messages.get(type);
+  if (list === undefined) messages.set(type, (list = []));
+  list.push(b);
+}
+
+/**
+ * Generated seeds for `seed`: `perType` messages of each NRI type, and 32 envelopes and trunks
+ * around them and the recorded payloads, so every message type reaches every layer.
+ */
+export function generatedSeeds(seed: number, recorded: Seeds, perType = 8): Seeds {
+  const messages = new Map<string, Uint8Array[]>();
   let s = seed;
   for (const schema of nriMessages) {
     for (const m of fc.sample(arbitraryMessage(schema, { maxDepth: 2, maxLength: 2 }), { seed: s++, numRuns: perType })) {
-      add(schema.typeName, toBinary(schema, m));
+      addTo(messages, schema.typeName, toBinary(schema, m));
     }
   }
-  const allMessages = [...messages.values()].flat();
-  // Envelopes and trunks around generated payloads too, so every message type reaches every layer.
+  const payloads = [...recorded.messages.values(), ...messages.values()].flat();
+  const requests: Uint8Array[] = [];
+  const responses: Uint8Array[] = [];
+  const trunks: Uint8Array[] = [];
   const rnd = fc.sample(fc.tuple(fc.string({ maxLength: 12 }), fc.integer({ min: 0, max: 16 }), fc.bigInt({ min: -(1n << 40n), max: 1n << 40n })), { seed, numRuns: 32 });
   rnd.forEach(([text, code, t], i) => {
-    const payload = allMessages[(i * 7) % allMessages.length]!;
+    const payload = payloads[(i * 7) % payloads.length]!;
     const metadata = i % 3 === 0 ? [{ key: text, value: "v" }] : [];
     requests.push(encodeRequest({ service: `nri.pkg.api.v1beta1.${text}`, method: text, payload, timeoutNano: Number(t), metadata }));
     responses.push(encodeResponse(code === 0 ? undefined : { code, message: text, details: i % 4 === 0 ? [{ typeUrl: text, value: payload }] : [] }, payload));
     trunks.push(encodeMuxFrames(1 + (i % 2), payload, 1 + (i % 3) * 40));
   });
-  return { trunks, requests, responses, messages, allMessages };
+  return { trunks, requests, responses, messages };
+}
+
+/** The corpus made of some seeds. */
+export function joinSeeds(parts: readonly Seeds[]): Corpus {
+  const messages = new Map<string, Uint8Array[]>();
+  for (const p of parts) for (const [type, list] of p.messages) for (const b of list) addTo(messages, type, b);
+  return {
+    trunks: parts.flatMap((p) => p.trunks),
+    requests: parts.flatMap((p) => p.requests),
+    responses: parts.flatMap((p) => p.responses),
+    messages,
+    allMessages: [...messages.values()].flat(),
+  };
+}
+
+/** The corpus for `seed`: the recordings, plus `perType` generated messages of each type. */
+export function buildCorpus(seed: number, perType = 8): Corpus {
+  const recorded = recordedSeeds();
+  return joinSeeds([recorded, generatedSeeds(seed, recorded, perType)]);
+}
+
+const b64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64");
+const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "base64"));
+
+/** Seeds as JSON: base64 strings by kind, messages by type name. */
+export function seedsToJson(s: Seeds): object {
+  return {
+    trunks: s.trunks.map(b64),
+    requests: s.requests.map(b64),
+    responses: s.responses.map(b64),
+    messages: Object.fromEntries([...s.messages].map(([type, list]) => [type, list.map(b64)])),
+  };
+}
+
+/** Seeds from JSON made by seedsToJson. */
+export function seedsFromJson(json: unknown, where: string): Seeds {
+  const j = json as { trunks?: unknown; requests?: unknown; responses?: unknown; messages?: unknown };
+  const list = (v: unknown, what: string): Uint8Array[] => {
+    if (!Array.isArray(v) || !v.every((x) => typeof x === "string")) throw new Error(`fuzz: ${where}: ${what} is not a list of base64 strings`);
+    return v.map(unb64);
+  };
+  if (typeof j.messages !== "object" || j.messages === null) throw new Error(`fuzz: ${where}: messages is not an object`);
+  return {
+    trunks: list(j.trunks, "trunks"),
+    requests: list(j.requests, "requests"),
+    responses: list(j.responses, "responses"),
+    messages: new Map(Object.entries(j.messages).map(([type, v]) => [type, list(v, `messages.${type}`)])),
+  };
 }

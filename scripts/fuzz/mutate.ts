@@ -207,11 +207,20 @@ export function mutate(rng: Rng, seed: Uint8Array, corpus: readonly Uint8Array[]
   return b;
 }
 
-/** `b` cut into chunks: whole, byte by byte, or at 1 to 8 random points. */
+/** `b` cut into chunks: whole, byte by byte (or, past 1 KiB, in runs of 1 to 64 bytes), or at 1 to 8 random points. */
 export function randomChunks(rng: Rng, b: Uint8Array): Uint8Array[] {
   const mode = rng.int(4);
   if (mode === 0) return [b];
-  if (mode === 1 && b.length <= 4096) return Array.from(b, (x) => Uint8Array.of(x));
+  if (mode === 1) {
+    if (b.length <= 1024) return Array.from(b, (x) => Uint8Array.of(x));
+    const out: Uint8Array[] = [];
+    for (let at = 0; at < b.length; ) {
+      const end = Math.min(b.length, at + 1 + rng.int(64));
+      out.push(b.subarray(at, end));
+      at = end;
+    }
+    return out;
+  }
   const k = 1 + rng.int(8);
   return split(b, Array.from({ length: k }, () => rng.int(b.length + 1)));
 }

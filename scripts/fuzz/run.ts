@@ -1,11 +1,13 @@
-import { Finding, type FuzzTarget, type Stopwatch } from "./targets.js";
+import { type KeptInput, OutcomePool, outcomeKey } from "./pool.js";
 import { Rng, inputSeed } from "./rng.js";
+import { Finding, type FuzzTarget, type Input, type Probe } from "./target.js";
 
-/** One broken rule, with what is needed to replay it alone. */
+/** One broken rule, with the input that broke it. */
 export interface FindingReport {
   readonly target: string;
   readonly index: number;
   readonly message: string;
+  readonly input: Input;
 }
 
 /** The figures of one target's run. */
@@ -13,12 +15,16 @@ export interface TargetReport {
   readonly name: string;
   readonly errorClass: string;
   readonly afterError: string;
+  /** The first input's index, and how many were run (fewer than asked when `until` or a finding stopped the run). */
+  readonly from: number;
   readonly inputs: number;
   readonly ok: number;
   readonly errors: number;
   readonly findings: number;
   readonly firstFindings: readonly FindingReport[];
   readonly seconds: number;
+  /** CPU time of the process meanwhile (user and system): on a busy machine, what the inputs cost. */
+  readonly cpuSeconds: number;
   readonly inputsPerSecond: number;
   /** Longest time one input spent decoding, and which input it was. */
   readonly maxMs: number;
@@ -36,30 +42,65 @@ export interface TargetReport {
   readonly tallies: Readonly<Record<string, number>>;
 }
 
-/** Runs inputs `from` to `from + count - 1` of `target` for `seed`. */
-export function runTarget(target: FuzzTarget, seed: number, count: number, from = 0, progress?: (done: number) => void): TargetReport {
-  let inputTime = 0;
-  const watch: Stopwatch = {
-    time<T>(f: () => T): T {
-      const t0 = performance.now();
-      try {
-        return f();
-      } finally {
-        inputTime += performance.now() - t0;
-      }
-    },
+/** How to run a target. */
+export interface RunOptions {
+  readonly seed: number;
+  /** The first input's index. */
+  readonly from?: number;
+  readonly count: number;
+  /** A performance.now() time: the run stops at the next multiple of 1024 inputs after it. */
+  readonly until?: number;
+  /** Outcomes and kept inputs: drawn from and added to as the run goes. */
+  readonly pool?: OutcomePool;
+  /** Stop at the first finding (a campaign does, to save it). */
+  readonly stopAtFinding?: boolean;
+  readonly progress?: (done: number) => void;
+}
+
+/** A probe whose time() adds to `elapsed`. */
+class TimingProbe implements Probe {
+  elapsed = 0;
+  tallied: string[] = [];
+  constructor(private readonly tallies: Record<string, number>) {}
+  // Arrow functions, so a check may pass them on alone.
+  readonly time = <T>(f: () => T): T => {
+    const t0 = performance.now();
+    try {
+      return f();
+    } finally {
+      this.elapsed += performance.now() - t0;
+    }
   };
+  readonly tally = (key: string): void => {
+    this.tallies[key] = (this.tallies[key] ?? 0) + 1;
+    this.tallied.push(key);
+  };
+}
+
+/** Runs `input` once; the Finding (or other exception) it throws, or undefined. */
+export function checkOnce(target: FuzzTarget, input: Input, probe: Probe = new TimingProbe({})): { message: string } | undefined {
+  try {
+    target.check(input, probe);
+    return undefined;
+  } catch (e) {
+    return { message: e instanceof Finding ? e.message : `harness threw ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}` };
+  }
+}
+
+/** Runs inputs `from` to `from + count - 1` of `target` for `seed` (fewer if `until` passes). */
+export function runTarget(target: FuzzTarget, options: RunOptions): TargetReport {
+  const { seed, count, until, stopAtFinding = false, progress } = options;
+  const from = options.from ?? 0;
+  const pool = options.pool ?? new OutcomePool();
   const tallies: Record<string, number> = {};
-  const tally = (key: string): void => {
-    tallies[key] = (tallies[key] ?? 0) + 1;
-  };
+  const probe = new TimingProbe(tallies);
   let ok = 0;
   let errors = 0;
   let findings = 0;
   const first: FindingReport[] = [];
   let maxMs = 0;
   let maxMsIndex = from;
-  const slowest: { index: number; ms: number }[] = [];
+  const slowest: { index: number; ms: number; input: Input }[] = [];
   let peakRss = 0;
   let peakHeapUsed = 0;
   let peakArrayBuffers = 0;
@@ -70,44 +111,58 @@ export function runTarget(target: FuzzTarget, seed: number, count: number, from 
     peakArrayBuffers = Math.max(peakArrayBuffers, m.arrayBuffers);
   };
   const t0 = performance.now();
-  for (let i = from; i < from + count; i++) {
-    inputTime = 0;
+  const cpu0 = process.cpuUsage();
+  let i = from;
+  for (; i < from + count; i++) {
+    if ((i & 1023) === 0 && i > from) {
+      if (until !== undefined && performance.now() >= until) break;
+      if ((i & 4095) === 0) {
+        sample();
+        progress?.(i - from);
+      }
+    }
+    probe.elapsed = 0;
+    probe.tallied.length = 0;
+    const input = target.draw(new Rng(inputSeed(seed, target.name, i)), pool.inputs);
     try {
-      if (target.one(new Rng(inputSeed(seed, target.name, i)), watch, tally) === "ok") ok++;
+      const outcome = target.check(input, probe);
+      if (outcome === "ok") ok++;
       else errors++;
+      pool.note(outcomeKey(outcome, probe.tallied), input);
     } catch (e) {
       findings++;
       const message = e instanceof Finding ? e.message : `harness threw ${e instanceof Error ? `${e.constructor.name}: ${e.message}` : String(e)}`;
-      if (first.length < 5) first.push({ target: target.name, index: i, message });
+      if (first.length < 5) first.push({ target: target.name, index: i, message, input });
+      if (stopAtFinding) {
+        i++;
+        break;
+      }
     }
-    if (inputTime > maxMs) {
-      maxMs = inputTime;
+    const ms = probe.elapsed;
+    if (ms > maxMs) {
+      maxMs = ms;
       maxMsIndex = i;
     }
-    if (slowest.length < 8 || inputTime > slowest[slowest.length - 1]!.ms) {
-      slowest.push({ index: i, ms: inputTime });
+    if (slowest.length < 8 || ms > slowest[slowest.length - 1]!.ms) {
+      slowest.push({ index: i, ms, input });
       slowest.sort((a, b) => b.ms - a.ms);
       if (slowest.length > 8) slowest.pop();
     }
-    if ((i & 4095) === 0) {
-      sample();
-      if (progress !== undefined && i > from) progress(i - from);
-    }
   }
   sample();
+  const done = i - from;
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  const cpuSeconds = (cpu.user + cpu.system) / 1e6;
   let retimedMaxMs = 0;
   let retimedMaxIndex = from;
-  for (const { index } of slowest) {
+  const quiet = new TimingProbe({});
+  for (const { index, input } of slowest) {
     let best = Infinity;
     for (let k = 0; k < 5; k++) {
-      inputTime = 0;
-      try {
-        target.one(new Rng(inputSeed(seed, target.name, index)), watch, () => undefined);
-      } catch {
-        // Counted in the run already.
-      }
-      best = Math.min(best, inputTime);
+      quiet.elapsed = 0;
+      checkOnce(target, input, quiet);
+      best = Math.min(best, quiet.elapsed);
     }
     if (best > retimedMaxMs) {
       retimedMaxMs = best;
@@ -118,13 +173,15 @@ export function runTarget(target: FuzzTarget, seed: number, count: number, from 
     name: target.name,
     errorClass: target.errorClass,
     afterError: target.afterError,
-    inputs: count,
+    from,
+    inputs: done,
     ok,
     errors,
     findings,
     firstFindings: first,
     seconds,
-    inputsPerSecond: count / seconds,
+    cpuSeconds,
+    inputsPerSecond: done / seconds,
     maxMs,
     maxMsIndex,
     retimedMaxMs,
@@ -135,3 +192,5 @@ export function runTarget(target: FuzzTarget, seed: number, count: number, from 
     tallies,
   };
 }
+
+export type { KeptInput };

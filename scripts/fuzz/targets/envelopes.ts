@@ -1,0 +1,159 @@
+import { fromBinary } from "@bufbuild/protobuf";
+import { RequestSchema, ResponseSchema } from "../../../gen/ttrpc/request_pb.js";
+import { decodeRequest, decodeResponse, encodeRequest, encodeResponse } from "../../../src/ttrpc/envelope.js";
+import { ProtocolError } from "../../../src/ttrpc/errors.js";
+import type { Corpus } from "../corpus.js";
+import { mutate } from "../mutate.js";
+import type { Rng } from "../rng.js";
+import { Finding, type FuzzTarget, concatAll, defineTarget, describe, expectError } from "../target.js";
+
+/**
+ * An envelope's bytes inside padding (a range of a larger buffer, the way frames hand it on), and
+ * whether they are a seed left unmutated, which protobuf-es must read exactly alike.
+ */
+type EnvelopeInput = { readonly pre: Uint8Array; readonly bytes: Uint8Array; readonly post: Uint8Array; readonly valid: boolean };
+
+const shape = { pre: "bytes", bytes: "bytes", post: "bytes", valid: "boolean" } as const;
+
+function drawEnvelope(rng: Rng, seeds: readonly Uint8Array[], kept: readonly EnvelopeInput[]): EnvelopeInput {
+  const seed = kept.length > 0 && rng.chance(0.1) ? rng.pick(kept).bytes : rng.pick(seeds);
+  const bytes = mutate(rng, seed, seeds, true);
+  return { pre: rng.bytes(rng.int(8)), bytes, post: rng.bytes(rng.int(8)), valid: bytes === seed && seeds.includes(seed) };
+}
+
+/** Decodes the input's range in place, and a copy of it alone, which must fail alike. */
+function decodeBoth<T>(input: EnvelopeInput, decode: (b: Uint8Array, start?: number, end?: number) => T, time: <R>(f: () => R) => R, isOwn: (e: unknown) => boolean, what: string): T | { error: string } {
+  const { pre, bytes } = input;
+  const buf = concatAll([pre, bytes, input.post]);
+  try {
+    return time(() => decode(buf, pre.length, pre.length + bytes.length));
+  } catch (e) {
+    expectError(e, isOwn, what);
+    let copy: unknown;
+    try {
+      decode(bytes.slice());
+    } catch (e2) {
+      copy = e2;
+    }
+    if (copy === undefined) throw new Finding("a copy of the range decodes");
+    if (!(copy instanceof ProtocolError) || copy.message !== (e as Error).message) throw new Finding(`a copy fails differently: ${describe(copy)}`);
+    return { error: (e as Error).message };
+  }
+}
+
+const safeInt = (v: bigint): boolean => v >= -(2n ** 53n) && v <= 2n ** 53n;
+const hex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
+
+interface RequestFields {
+  service: string;
+  method: string;
+  payload: Uint8Array;
+  timeoutNano: number;
+  metadata: readonly { key: string; value: string }[];
+}
+
+/** A request's fields as one comparable string. */
+function requestText(r: RequestFields): string {
+  return JSON.stringify([r.service, r.method, hex(r.payload), r.timeoutNano, r.metadata.map((kv) => [kv.key, kv.value])]);
+}
+
+interface ResponseFields {
+  status?: { code: number; message: string; details: readonly { typeUrl: string; value: Uint8Array }[] } | undefined;
+  payload: Uint8Array;
+}
+
+/** A response's fields as one comparable string. */
+function responseText(r: ResponseFields): string {
+  const st = r.status;
+  return JSON.stringify([hex(r.payload), st === undefined ? null : [st.code, st.message, st.details.map((d) => [d.typeUrl, hex(d.value)])]]);
+}
+
+/**
+ * Where protobuf-es and we disagree on a mutated input, protobuf-es is the lax one: it reads known
+ * fields whatever their wire type and groups as messages, which we skip as protobuf-go does. Only
+ * an unmutated input must agree exactly.
+ */
+function compare(valid: boolean, ours: string, ref: () => string, kind: string, tally: (key: string) => void): void {
+  let text;
+  try {
+    text = ref();
+  } catch {
+    if (valid) throw new Finding(`protobuf-es rejects a valid ${kind}`);
+    tally("protobuf-es rejects what we decode");
+    return;
+  }
+  if (text !== ours) {
+    if (valid) throw new Finding(`fields of a valid ${kind} differ from protobuf-es`);
+    tally("protobuf-es reads other fields");
+  }
+}
+
+/** Notes whether protobuf-es reads what we refused. */
+function compareRejected(b: Uint8Array, parse: (b: Uint8Array) => unknown, tally: (key: string) => void): void {
+  try {
+    parse(b);
+    tally("protobuf-es decodes what we reject");
+  } catch {
+    // Both reject.
+  }
+}
+
+/** decodeRequest on mutated envelopes, in place and against protobuf-es where both decode. */
+export function requestTarget(corpus: Corpus): FuzzTarget {
+  const isOwn = (x: unknown): boolean => x instanceof ProtocolError && x.message.startsWith("ttrpc: invalid request");
+  return defineTarget<EnvelopeInput>(
+    {
+      name: "envelope decodeRequest",
+      errorClass: "ProtocolError `ttrpc: invalid request...: <what> at offset N`",
+      afterError: "usable: a pure function, no state",
+      draw: (rng, kept) => drawEnvelope(rng, corpus.requests, kept),
+      check(input, probe) {
+        const r = decodeBoth(input, decodeRequest, probe.time, isOwn, "decodeRequest");
+        if ("error" in r) {
+          compareRejected(input.bytes, (b) => fromBinary(RequestSchema, b), probe.tally);
+          return r;
+        }
+        // Our own encoding of what was decoded decodes to the same.
+        const ours = requestText(r);
+        if (requestText(decodeRequest(encodeRequest(r))) !== ours) throw new Finding("re-encoded request decodes differently");
+        compare(
+          input.valid,
+          ours,
+          () => {
+            const ref = fromBinary(RequestSchema, input.bytes);
+            return requestText({ ...ref, timeoutNano: safeInt(ref.timeoutNano) ? Number(ref.timeoutNano) : r.timeoutNano });
+          },
+          "request",
+          probe.tally,
+        );
+        return "ok";
+      },
+    },
+    shape,
+  );
+}
+
+/** decodeResponse on mutated envelopes, in place and against protobuf-es where both decode. */
+export function responseTarget(corpus: Corpus): FuzzTarget {
+  const isOwn = (x: unknown): boolean => x instanceof ProtocolError && /^ttrpc: invalid (response|status detail)/.test(x.message);
+  return defineTarget<EnvelopeInput>(
+    {
+      name: "envelope decodeResponse",
+      errorClass: "ProtocolError `ttrpc: invalid response...: <what> at offset N`",
+      afterError: "usable: a pure function, no state",
+      draw: (rng, kept) => drawEnvelope(rng, corpus.responses, kept),
+      check(input, probe) {
+        const r = decodeBoth(input, decodeResponse, probe.time, isOwn, "decodeResponse");
+        if ("error" in r) {
+          compareRejected(input.bytes, (b) => fromBinary(ResponseSchema, b), probe.tally);
+          return r;
+        }
+        const ours = responseText(r);
+        if (responseText(decodeResponse(encodeResponse(r.status, r.payload))) !== ours) throw new Finding("re-encoded response decodes differently");
+        compare(input.valid, ours, () => responseText(fromBinary(ResponseSchema, input.bytes)), "response", probe.tally);
+        return "ok";
+      },
+    },
+    shape,
+  );
+}
