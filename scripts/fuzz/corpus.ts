@@ -6,6 +6,7 @@ import * as beta from "../../gen/v1beta1/api_pb.js";
 import { encodeMuxFrames } from "../../src/mux/trunk-frame.js";
 import { encodeRequest, encodeResponse } from "../../src/ttrpc/envelope.js";
 import { arbitraryMessage } from "../../test/arbitraries/message.js";
+import { copyOf } from "./target.js";
 
 /**
  * Valid inputs the fuzz targets mutate: the recorded Go sessions (trunk bytes, ttrpc envelopes
@@ -115,14 +116,14 @@ export function generatedSeeds(seed: number, recorded: Seeds, perType = 8): Seed
   return { trunks, requests, responses, messages };
 }
 
-/** The corpus made of some seeds. */
+/** The corpus made of some seeds, each a plain Uint8Array of its own (see concatAll). */
 export function joinSeeds(parts: readonly Seeds[]): Corpus {
   const messages = new Map<string, Uint8Array[]>();
-  for (const p of parts) for (const [type, list] of p.messages) for (const b of list) addTo(messages, type, b);
+  for (const p of parts) for (const [type, list] of p.messages) for (const b of list) addTo(messages, type, copyOf(b));
   return {
-    trunks: parts.flatMap((p) => p.trunks),
-    requests: parts.flatMap((p) => p.requests),
-    responses: parts.flatMap((p) => p.responses),
+    trunks: parts.flatMap((p) => p.trunks.map(copyOf)),
+    requests: parts.flatMap((p) => p.requests.map(copyOf)),
+    responses: parts.flatMap((p) => p.responses.map(copyOf)),
     messages,
     allMessages: [...messages.values()].flat(),
   };

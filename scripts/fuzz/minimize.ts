@@ -1,6 +1,6 @@
 import { protoSites, splice, varint } from "./mutate.js";
 import { checkOnce } from "./run.js";
-import { type FuzzTarget, type Input, type InputValue, inputSize } from "./target.js";
+import { type FuzzTarget, type Input, type InputValue, concatAll, inputSize } from "./target.js";
 
 /** A finding's message without the input's bytes and numbers, so a smaller input failing the same way counts. */
 const shape = (message: string): string => message.replace(/\(input [^)]*\)/g, "").replace(/\d+/g, "N");
@@ -28,7 +28,7 @@ function shrinkBytes(b: Uint8Array, fails: (b: Uint8Array) => boolean, depth = 0
       if (s.wire !== 2) continue;
       const head = cur.subarray(0, s.tagEnd);
       const tail = cur.subarray(s.valueEnd);
-      const wrap = (v: Uint8Array): Uint8Array => Buffer.concat([head, varint(v.length), v, tail]);
+      const wrap = (v: Uint8Array): Uint8Array => concatAll([head, varint(v.length), v, tail]);
       const value = shrinkBytes(cur.subarray(s.valueStart, s.valueEnd), (v) => fails(wrap(v)), depth + 1);
       if (value.length < s.valueEnd - s.valueStart) cur = wrap(value);
     }
@@ -66,7 +66,7 @@ export function minimize(target: FuzzTarget, input: Input, message: string): { i
         for (let i = 0; i < chunks().length; ) {
           const c = chunks();
           const dropped = withValue(k, [...c.slice(0, i), ...c.slice(i + 1)]);
-          const joined = i + 1 < c.length ? withValue(k, [...c.slice(0, i), Buffer.concat([c[i]!, c[i + 1]!]), ...c.slice(i + 2)]) : undefined;
+          const joined = i + 1 < c.length ? withValue(k, [...c.slice(0, i), concatAll([c[i]!, c[i + 1]!]), ...c.slice(i + 2)]) : undefined;
           if (fails(dropped)) best = dropped;
           else if (joined !== undefined && fails(joined)) best = joined;
           else i++;

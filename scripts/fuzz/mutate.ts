@@ -1,5 +1,6 @@
 import { split } from "../../test/support/bytes.js";
 import type { Rng } from "./rng.js";
+import { copyOf } from "./target.js";
 
 /**
  * Mutations of valid inputs. Generic ones (bit flips, truncation, insertions, deletions,
@@ -162,15 +163,15 @@ export function mutateBytes(rng: Rng, b: Uint8Array, corpus: readonly Uint8Array
   const n = b.length;
   switch (rng.int(8)) {
     case 0: {
-      const out = b.slice();
+      const out = copyOf(b);
       const flips = 1 + rng.int(8);
       for (let i = 0; i < flips && n > 0; i++) out[rng.int(n)]! ^= 1 << rng.int(8);
       return out;
     }
     case 1:
-      return b.slice(0, rng.int(n + 1));
+      return b.subarray(0, rng.int(n + 1));
     case 2: {
-      const out = b.slice();
+      const out = copyOf(b);
       if (n > 0) out[rng.int(n)] = rng.pick(INTERESTING);
       return out;
     }

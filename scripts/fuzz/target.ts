@@ -99,8 +99,25 @@ export const EMPTY = new Uint8Array(0);
 /** Whether two byte strings are equal. */
 export const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;
 
-/** The parts as one new buffer. */
-export const concatAll = (parts: readonly Uint8Array[]): Uint8Array => Buffer.concat(parts);
+/**
+ * The parts as one new plain Uint8Array. Never a Buffer in the harness: Buffer's slice() is a
+ * view, and a small Buffer lies in Node's shared pool, so writing to a "copy" or through
+ * `new DataView(b.buffer)` would change other inputs.
+ */
+export function concatAll(parts: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A copy of `b` as a plain Uint8Array of its own (offset 0), safe to write to. */
+export const copyOf = (b: Uint8Array): Uint8Array => Uint8Array.prototype.slice.call(b);
 
 /** Big-endian u32 at `at`. */
 export const u32 = (b: Uint8Array, at: number): number => ((b[at]! << 24) | (b[at + 1]! << 16) | (b[at + 2]! << 8) | b[at + 3]!) >>> 0;

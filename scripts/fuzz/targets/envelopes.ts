@@ -5,7 +5,7 @@ import { ProtocolError } from "../../../src/ttrpc/errors.js";
 import type { Corpus } from "../corpus.js";
 import { mutate } from "../mutate.js";
 import type { Rng } from "../rng.js";
-import { Finding, type FuzzTarget, concatAll, defineTarget, describe, expectError } from "../target.js";
+import { Finding, type FuzzTarget, concatAll, copyOf, defineTarget, describe, expectError } from "../target.js";
 
 /**
  * An envelope's bytes inside padding (a range of a larger buffer, the way frames hand it on), and
@@ -31,7 +31,7 @@ function decodeBoth<T>(input: EnvelopeInput, decode: (b: Uint8Array, start?: num
     expectError(e, isOwn, what);
     let copy: unknown;
     try {
-      decode(bytes.slice());
+      decode(copyOf(bytes));
     } catch (e2) {
       copy = e2;
     }

@@ -4,7 +4,7 @@ import { DEFAULT_MAX_DATA_LENGTH, FIRST_BODY_CAPACITY, FrameDecoder, HEADER_LENG
 import type { Corpus } from "../corpus.js";
 import { mutate, mutateBytes, randomChunks } from "../mutate.js";
 import type { Rng } from "../rng.js";
-import { EMPTY, Finding, type FuzzTarget, concatAll, defineTarget, describe, expectError, same, u32 } from "../target.js";
+import { EMPTY, Finding, type FuzzTarget, concatAll, copyOf, defineTarget, describe, expectError, same, u32 } from "../target.js";
 
 /** A frame stream as chunks, its limit, and the frame body sent after it to see the decoder still works. */
 type FramesInput = { readonly max: number; readonly chunks: readonly Uint8Array[]; readonly after: Uint8Array };
@@ -60,7 +60,7 @@ function drawStream(rng: Rng, envelopes: readonly Uint8Array[], max: number): Ui
     for (let k = rng.int(count); k > 0; k--) at += frames[count - 1 - k]!.length;
     at = Math.min(at, stream.length - HEADER_LENGTH);
     if (at >= 0) {
-      stream = stream.slice();
+      stream = copyOf(stream);
       new DataView(stream.buffer).setUint32(at, frameLength(rng, stream.length - at - HEADER_LENGTH, max));
     }
   }

@@ -2,7 +2,7 @@ import { MuxError } from "../../../src/mux/errors.js";
 import { MAX_READ_PAYLOAD, MuxDecoder, encodeMuxFrames } from "../../../src/mux/trunk-frame.js";
 import type { Corpus } from "../corpus.js";
 import { mutateBytes, randomChunks } from "../mutate.js";
-import { Finding, type FuzzTarget, concatAll, defineTarget, describe, expectError, same, u32 } from "../target.js";
+import { Finding, type FuzzTarget, concatAll, copyOf, defineTarget, describe, expectError, same, u32 } from "../target.js";
 
 /** A trunk as chunks, and the decoder's payload limit. */
 type MuxInput = { readonly max: number; readonly chunks: readonly Uint8Array[] };
@@ -42,7 +42,7 @@ export function muxTarget(corpus: Corpus): FuzzTarget {
         else {
           trunk = rng.chance(0.3) ? concatAll([rng.pick(corpus.trunks), rng.pick(corpus.trunks)]) : rng.pick(corpus.trunks);
           if (rng.chance(0.4) && trunk.length >= 8) {
-            trunk = trunk.slice();
+            trunk = copyOf(trunk);
             new DataView(trunk.buffer).setUint32(4, rng.pick([trunk.length - 7 + rng.int(100), 0xffffffff, max + 1, max, rng.u32()]));
           }
           if (rng.chance(0.6)) trunk = mutateBytes(rng, trunk, corpus.trunks);

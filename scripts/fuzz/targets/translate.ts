@@ -6,7 +6,7 @@ import { TranslateError } from "../../../src/translate/errors.js";
 import { type Call, responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../../src/translate/index.js";
 import type { Corpus } from "../corpus.js";
 import { mutate } from "../mutate.js";
-import { Finding, type FuzzTarget, defineTarget, expectError, same } from "../target.js";
+import { Finding, type FuzzTarget, concatAll, defineTarget, expectError, same } from "../target.js";
 
 /** One translation call: which function, the call it gets, and the event dialect of toV1alpha1. */
 type TranslateInput = { readonly fn: string; readonly service: string; readonly method: string; readonly payload: Uint8Array; readonly dialect: string };
@@ -123,7 +123,7 @@ function rewrite(input: Uint8Array, renumber: ReadonlyMap<number, number>, head:
     if (tag === undefined) continue;
     parts.push(Uint8Array.of(tag), f.raw);
   }
-  return Buffer.concat(parts);
+  return concatAll(parts);
 }
 
 /** The event of a StateChange's bytes: the last `event` (1) varint, 0 if none; undefined if any declared field is not of its wire type. */
