@@ -1,7 +1,8 @@
 /**
  * `npm run fuzz`: every decoder a peer reaches, fed mutated valid inputs and random bytes.
  *
- *   npm run fuzz                       a run of 10,000 inputs per target (exits 1 on any finding)
+ *   npm run fuzz                       a run of 10,000 inputs per target (exits 1 on any finding,
+ *                                      saved like a campaign's in scripts/fuzz/campaign/findings)
  *   npm run fuzz -- --resume           the recorded campaign (scripts/fuzz/campaign) goes on
  *   npm run fuzz -- --replay FILE...   runs saved findings again (exits 1 while one still fails)
  *   npm run fuzz -- --minimize FILE    shrinks a saved finding's input, in place
@@ -14,10 +15,10 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { runCampaign, findingFiles, type CampaignState } from "./campaign.js";
+import { commitOf, findingFiles, runCampaign } from "./campaign.js";
 import { buildCorpus } from "./corpus.js";
 import { minimize } from "./minimize.js";
-import { loadReproducer, replayCommand, saveMinimized, targetNamed } from "./reproducer.js";
+import { loadReproducer, replayCommand, saveMinimized, saveReproducer, targetNamed } from "./reproducer.js";
 import { type TargetReport, checkOnce, runTarget } from "./run.js";
 import { fuzzTargets } from "./targets.js";
 
@@ -145,7 +146,11 @@ if (values.replay) {
     console.log(
       `${r.name}: ${fmt(r.inputs)} inputs in ${fmt(r.seconds, 1)} s (${fmt(r.inputsPerSecond)}/s), ${fmt(r.ok)} ok, ${fmt(r.errors)} documented errors, ${r.findings} findings; slowest input ${fmt(r.maxMs, 2)} ms (#${r.maxMsIndex}), re-timed best of 5: ${fmt(r.retimedMaxMs, 2)} ms (#${r.retimedMaxIndex}); peak RSS ${mib(r.peakRss)}, heap ${mib(r.peakHeapUsed)}, array buffers ${mib(r.peakArrayBuffers)}${tallies === "" ? "" : `; ${tallies}`}`,
     );
-    for (const f of r.firstFindings) console.log(`  FINDING #${f.index}: ${f.message}  (replay: npm run fuzz -- --seed ${seed} --targets "${f.target}" --from ${f.index} --inputs 1)`);
+    for (const f of r.firstFindings) {
+      // Saved with its input: kept inputs steer the draws, so an index alone does not replay it.
+      const file = saveReproducer(resolve(values.dir, "findings"), f, { seed, commit: commitOf(), node: process.version });
+      console.log(`  FINDING #${f.index}: ${f.message}\n    saved: ${file}\n    replay: ${replayCommand(file)}`);
+    }
   }
   console.log("\n| target | inputs | inputs/s | ok | documented errors | findings | slowest input (re-timed) | after an error |");
   console.log("|---|---|---|---|---|---|---|---|");
@@ -156,5 +161,3 @@ if (values.replay) {
   console.log(`\nfuzz: ${total} findings, seed ${seed}`);
   process.exitCode = total === 0 ? 0 : 1;
 }
-
-export type { CampaignState };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { findingFiles, loadKept } from "../../scripts/fuzz/campaign.js";
 import { buildCorpus } from "../../scripts/fuzz/corpus.js";
+import { inputToJson } from "../../scripts/fuzz/input-json.js";
 import { loadReproducer, targetNamed } from "../../scripts/fuzz/reproducer.js";
 import { checkOnce, runTarget } from "../../scripts/fuzz/run.js";
 import { fuzzTargets } from "../../scripts/fuzz/targets.js";
@@ -17,7 +18,8 @@ describe("fuzz targets (npm run fuzz)", () => {
     it(`${target.name}: every input ends in a correct result or its documented error`, () => {
       const r = runTarget(target, { seed: seed >>> 0, count: inputs });
       console.log(`${r.name}: ${r.inputs} inputs, ${r.ok} ok, ${r.errors} documented errors, slowest ${r.maxMs.toFixed(2)} ms`);
-      expect(r.firstFindings.map((f) => `#${f.index}: ${f.message}`)).toEqual([]);
+      // A finding's input in full, to save as a reproducer (npm run fuzz -- --replay).
+      expect(r.firstFindings.map((f) => `#${f.index}: ${f.message}; input ${JSON.stringify(inputToJson(f.input))}`)).toEqual([]);
       // Both outcomes are reached, so the target is not stuck on one side.
       expect(r.ok).toBeGreaterThan(0);
       expect(r.errors).toBeGreaterThan(0);

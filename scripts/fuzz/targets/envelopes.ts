@@ -22,11 +22,11 @@ function drawEnvelope(rng: Rng, seeds: readonly Uint8Array[], kept: readonly Env
 }
 
 /** Decodes the input's range in place, and a copy of it alone, which must fail alike. */
-function decodeBoth<T>(input: EnvelopeInput, decode: (b: Uint8Array, start?: number, end?: number) => T, time: <R>(f: () => R) => R, isOwn: (e: unknown) => boolean, what: string): T | { error: string } {
+function decodeBoth<T>(input: EnvelopeInput, decode: (b: Uint8Array, start?: number, end?: number) => T, time: <R>(f: () => R) => R, isOwn: (e: unknown) => boolean, what: string): { ok: T } | { error: string } {
   const { pre, bytes } = input;
   const buf = concatAll([pre, bytes, input.post]);
   try {
-    return time(() => decode(buf, pre.length, pre.length + bytes.length));
+    return { ok: time(() => decode(buf, pre.length, pre.length + bytes.length)) };
   } catch (e) {
     expectError(e, isOwn, what);
     let copy: unknown;
@@ -98,34 +98,42 @@ function compareRejected(b: Uint8Array, parse: (b: Uint8Array) => unknown, tally
   }
 }
 
-/** decodeRequest on mutated envelopes, in place and against protobuf-es where both decode. */
-export function requestTarget(corpus: Corpus): FuzzTarget {
-  const isOwn = (x: unknown): boolean => x instanceof ProtocolError && x.message.startsWith("ttrpc: invalid request");
+/** What differs between the request and the response target. */
+interface EnvelopeKind<T, R> {
+  readonly name: string;
+  readonly errorClass: string;
+  readonly kind: string;
+  readonly seeds: (corpus: Corpus) => readonly Uint8Array[];
+  readonly decode: (b: Uint8Array, start?: number, end?: number) => T;
+  readonly isOwn: (e: unknown) => boolean;
+  /** The decoded fields as one comparable string. */
+  readonly text: (r: T) => string;
+  /** Our own encoding of what was decoded, decoded again. */
+  readonly again: (r: T) => T;
+  /** protobuf-es's reading of the bytes. */
+  readonly parse: (b: Uint8Array) => R;
+  /** That reading as `text` gives ours (`ours` fills what it cannot represent). */
+  readonly referenceText: (ref: R, ours: T) => string;
+}
+
+/** An envelope decoder on mutated envelopes, in place and against protobuf-es where both decode. */
+function envelopeTarget<T, R>(corpus: Corpus, k: EnvelopeKind<T, R>): FuzzTarget {
+  const seeds = k.seeds(corpus);
   return defineTarget<EnvelopeInput>(
     {
-      name: "envelope decodeRequest",
-      errorClass: "ProtocolError `ttrpc: invalid request...: <what> at offset N`",
+      name: k.name,
+      errorClass: k.errorClass,
       afterError: "usable: a pure function, no state",
-      draw: (rng, kept) => drawEnvelope(rng, corpus.requests, kept),
+      draw: (rng, kept) => drawEnvelope(rng, seeds, kept),
       check(input, probe) {
-        const r = decodeBoth(input, decodeRequest, probe.time, isOwn, "decodeRequest");
+        const r = decodeBoth(input, k.decode, probe.time, k.isOwn, k.name.replace("envelope ", ""));
         if ("error" in r) {
-          compareRejected(input.bytes, (b) => fromBinary(RequestSchema, b), probe.tally);
+          compareRejected(input.bytes, k.parse, probe.tally);
           return r;
         }
-        // Our own encoding of what was decoded decodes to the same.
-        const ours = requestText(r);
-        if (requestText(decodeRequest(encodeRequest(r))) !== ours) throw new Finding("re-encoded request decodes differently");
-        compare(
-          input.valid,
-          ours,
-          () => {
-            const ref = fromBinary(RequestSchema, input.bytes);
-            return requestText({ ...ref, timeoutNano: safeInt(ref.timeoutNano) ? Number(ref.timeoutNano) : r.timeoutNano });
-          },
-          "request",
-          probe.tally,
-        );
+        const ours = k.text(r.ok);
+        if (k.text(k.again(r.ok)) !== ours) throw new Finding(`re-encoded ${k.kind} decodes differently`);
+        compare(input.valid, ours, () => k.referenceText(k.parse(input.bytes), r.ok), k.kind, probe.tally);
         return "ok";
       },
     },
@@ -133,27 +141,33 @@ export function requestTarget(corpus: Corpus): FuzzTarget {
   );
 }
 
+/** decodeRequest on mutated envelopes, in place and against protobuf-es where both decode. */
+export const requestTarget = (corpus: Corpus): FuzzTarget =>
+  envelopeTarget(corpus, {
+    name: "envelope decodeRequest",
+    errorClass: "ProtocolError `ttrpc: invalid request...: <what> at offset N`",
+    kind: "request",
+    seeds: (c) => c.requests,
+    decode: decodeRequest,
+    isOwn: (x) => x instanceof ProtocolError && x.message.startsWith("ttrpc: invalid request"),
+    text: requestText,
+    again: (r) => decodeRequest(encodeRequest(r)),
+    parse: (b) => fromBinary(RequestSchema, b),
+    // A timeout past 2^53 is a bigint to protobuf-es and a rounded number to us.
+    referenceText: (ref, ours) => requestText({ ...ref, timeoutNano: safeInt(ref.timeoutNano) ? Number(ref.timeoutNano) : ours.timeoutNano }),
+  });
+
 /** decodeResponse on mutated envelopes, in place and against protobuf-es where both decode. */
-export function responseTarget(corpus: Corpus): FuzzTarget {
-  const isOwn = (x: unknown): boolean => x instanceof ProtocolError && /^ttrpc: invalid (response|status detail)/.test(x.message);
-  return defineTarget<EnvelopeInput>(
-    {
-      name: "envelope decodeResponse",
-      errorClass: "ProtocolError `ttrpc: invalid response...: <what> at offset N`",
-      afterError: "usable: a pure function, no state",
-      draw: (rng, kept) => drawEnvelope(rng, corpus.responses, kept),
-      check(input, probe) {
-        const r = decodeBoth(input, decodeResponse, probe.time, isOwn, "decodeResponse");
-        if ("error" in r) {
-          compareRejected(input.bytes, (b) => fromBinary(ResponseSchema, b), probe.tally);
-          return r;
-        }
-        const ours = responseText(r);
-        if (responseText(decodeResponse(encodeResponse(r.status, r.payload))) !== ours) throw new Finding("re-encoded response decodes differently");
-        compare(input.valid, ours, () => responseText(fromBinary(ResponseSchema, input.bytes)), "response", probe.tally);
-        return "ok";
-      },
-    },
-    shape,
-  );
-}
+export const responseTarget = (corpus: Corpus): FuzzTarget =>
+  envelopeTarget(corpus, {
+    name: "envelope decodeResponse",
+    errorClass: "ProtocolError `ttrpc: invalid response...: <what> at offset N`",
+    kind: "response",
+    seeds: (c) => c.responses,
+    decode: decodeResponse,
+    isOwn: (x) => x instanceof ProtocolError && /^ttrpc: invalid (response|status detail)/.test(x.message),
+    text: responseText,
+    again: (r) => decodeResponse(encodeResponse(r.status, r.payload)),
+    parse: (b) => fromBinary(ResponseSchema, b),
+    referenceText: (ref) => responseText(ref),
+  });

@@ -4,7 +4,7 @@ import { DEFAULT_MAX_DATA_LENGTH, FIRST_BODY_CAPACITY, FrameDecoder, HEADER_LENG
 import type { Corpus } from "../corpus.js";
 import { mutate, mutateBytes, randomChunks } from "../mutate.js";
 import type { Rng } from "../rng.js";
-import { EMPTY, Finding, type FuzzTarget, concatAll, copyOf, defineTarget, describe, expectError, same, u32 } from "../target.js";
+import { EMPTY, Finding, type FuzzTarget, concatAll, copyOf, defineTarget, feedChunks, describe, expectError, same, u32 } from "../target.js";
 
 /** A frame stream as chunks, its limit, and the frame body sent after it to see the decoder still works. */
 type FramesInput = { readonly max: number; readonly chunks: readonly Uint8Array[]; readonly after: Uint8Array };
@@ -85,22 +85,15 @@ export function framesTarget(corpus: Corpus): FuzzTarget {
         const d = new FrameDecoder({ maxDataLength: max, budget });
         const got: PlainFrame[] = [];
         let fed = 0;
-        // One timing for all chunks: a clock read per chunk would cost more than decoding a byte.
-        probe.time(() => {
-          for (const c of chunks) {
-            let out;
-            try {
-              out = d.decode(c);
-            } catch (e) {
-              throw new Finding(`decode threw ${describe(e)}`, { cause: e });
-            }
-            for (const f of out) got.push({ streamId: f.streamId, type: f.type, flags: f.flags, data: f.data, oversize: f.oversize });
-            fed += c.length;
-            if (d.buffered > Math.max(FIRST_BODY_CAPACITY, 2 * fed)) {
-              throw new Finding(`holds ${d.buffered} bytes for a partial frame after ${fed} bytes of input`);
-            }
+        const thrown = feedChunks(probe, chunks, (c) => {
+          for (const f of d.decode(c)) got.push({ streamId: f.streamId, type: f.type, flags: f.flags, data: f.data, oversize: f.oversize });
+          fed += c.length;
+          if (d.buffered > Math.max(FIRST_BODY_CAPACITY, 2 * fed)) {
+            throw new Finding(`holds ${d.buffered} bytes for a partial frame after ${fed} bytes of input`);
           }
         });
+        if (thrown instanceof Finding) throw thrown;
+        if (thrown !== undefined) throw new Finding(`decode threw ${describe(thrown)}`, { cause: thrown });
         const want = naiveFrames(concatAll(chunks), max);
         if (got.length !== want.frames.length) throw new Finding(`${got.length} frames, a whole-buffer reading finds ${want.frames.length}`);
         got.forEach((f, i) => {

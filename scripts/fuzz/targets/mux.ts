@@ -2,7 +2,7 @@ import { MuxError } from "../../../src/mux/errors.js";
 import { MAX_READ_PAYLOAD, MuxDecoder, encodeMuxFrames } from "../../../src/mux/trunk-frame.js";
 import type { Corpus } from "../corpus.js";
 import { mutateBytes, randomChunks } from "../mutate.js";
-import { Finding, type FuzzTarget, concatAll, copyOf, defineTarget, describe, expectError, same, u32 } from "../target.js";
+import { Finding, type FuzzTarget, concatAll, copyOf, defineTarget, feedChunks, describe, expectError, same, u32 } from "../target.js";
 
 /** A trunk as chunks, and the decoder's payload limit. */
 type MuxInput = { readonly max: number; readonly chunks: readonly Uint8Array[] };
@@ -52,20 +52,11 @@ export function muxTarget(corpus: Corpus): FuzzTarget {
       check({ max, chunks }, probe) {
         const d = new MuxDecoder(max);
         const got = new Map<number, Uint8Array[]>();
-        let error: unknown;
-        // One timing for all chunks: a clock read per chunk would cost more than decoding a byte.
-        probe.time(() => {
-          for (const c of chunks) {
-            try {
-              for (const s of d.decode(c)) {
-                const list = got.get(s.connId);
-                if (list === undefined) got.set(s.connId, [s.data]);
-                else list.push(s.data);
-              }
-            } catch (e) {
-              error = e;
-              return;
-            }
+        const error = feedChunks(probe, chunks, (c) => {
+          for (const s of d.decode(c)) {
+            const list = got.get(s.connId);
+            if (list === undefined) got.set(s.connId, [s.data]);
+            else list.push(s.data);
           }
         });
         const want = naiveMux(concatAll(chunks), max);
