@@ -110,6 +110,15 @@ export function commitOf(): string {
 
 const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
+/** The state of the campaign in `dir`. */
+export function readState(dir: string): CampaignState {
+  const file = join(dir, "state.json");
+  if (!existsSync(file)) throw new Error(`fuzz: no campaign in ${dir} (no state.json); start one with npm run fuzz -- --resume`);
+  const state = JSON.parse(readFileSync(file, "utf8")) as CampaignState;
+  if (state.format !== 1) throw new Error(`fuzz: ${file} has format ${String(state.format)}, this harness reads format 1`);
+  return state;
+}
+
 /** Reads the campaign in `dir`, or starts one. */
 export function openCampaign(dir: string, seed: number, goal: number | undefined): { state: CampaignState; corpus: Corpus; fresh: boolean } {
   const stateFile = join(dir, "state.json");
@@ -122,8 +131,7 @@ export function openCampaign(dir: string, seed: number, goal: number | undefined
     writeAtomic(stateFile, `${JSON.stringify(state, null, 2)}\n`);
     return { state, corpus: joinSeeds([recorded, generated]), fresh: true };
   }
-  const state = JSON.parse(readFileSync(stateFile, "utf8")) as CampaignState;
-  if (state.format !== 1) throw new Error(`fuzz: ${stateFile} has format ${String(state.format)}, this harness reads format 1`);
+  const state = readState(dir);
   if (goal !== undefined) state.goal = goal;
   const generated = seedsFromJson(JSON.parse(readFileSync(corpusFile, "utf8")), corpusFile);
   return { state, corpus: joinSeeds([recorded, generated]), fresh: false };
@@ -260,4 +268,31 @@ export async function runCampaign(options: CampaignOptions, shouldStop: () => bo
   }
   save();
   return 0;
+}
+
+/** The campaign as a Markdown table, one row per target, and the runs it was made of. */
+export function campaignReport(state: CampaignState): string {
+  const hours = (s: number): string => (s < 3600 ? `${fmt(s / 60, 1)} min` : `${fmt(s / 3600, 2)} h`);
+  const lines = [
+    `seed ${state.seed}, goal ${fmt(state.goal)} inputs per target`,
+    "",
+    "| target | inputs | correct results | documented errors | outcomes | findings | wall time | CPU time | inputs per CPU second | slowest input, wall (re-timed) | peak RSS |",
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+  ];
+  for (const [name, t] of Object.entries(state.targets)) {
+    lines.push(
+      `| ${name} | ${fmt(t.next)} | ${fmt(t.ok)} | ${fmt(t.errors)} | ${fmt(t.outcomes)} | ${t.findings} | ${hours(t.seconds)} | ${hours(t.cpuSeconds)} | ${fmt(t.next / t.cpuSeconds)} | ${fmt(t.maxMs, 1)} ms (${fmt(t.retimedMaxMs, 2)} ms) | ${fmt(t.peakRss / (1 << 20))} MiB |`,
+    );
+  }
+  const runs = new Map<string, { inputs: number; first: string; last: string }>();
+  for (const t of Object.values(state.targets)) {
+    for (const r of t.runs) {
+      const key = `Node ${r.node}, commit ${r.commit}`;
+      const e = runs.get(key) ?? { inputs: 0, first: r.started, last: r.started };
+      runs.set(key, { inputs: e.inputs + r.to - r.from, first: e.first < r.started ? e.first : r.started, last: e.last > r.started ? e.last : r.started });
+    }
+  }
+  lines.push("");
+  for (const [key, r] of runs) lines.push(`${key}: ${fmt(r.inputs)} inputs, runs started ${r.first.slice(0, 16).replace("T", " ")} to ${r.last.slice(0, 16).replace("T", " ")} UTC`);
+  return lines.join("\n");
 }

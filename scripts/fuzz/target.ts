@@ -31,7 +31,7 @@ export interface FuzzTarget {
   readonly afterError: string;
   /** Draws an input from `rng`: from the seed corpus, or now and then one of `kept` mutated. */
   draw(rng: Rng, kept: readonly Input[]): Input;
-  /** Runs one input; throws Finding when a rule is broken. */
+  /** Runs one input, on the input alone (a replay's target has another corpus); throws Finding when a rule is broken. */
   check(input: Input, probe: Probe): Outcome;
 }
 
