@@ -79,7 +79,8 @@ export interface CampaignOptions {
   readonly targets: (corpus: Corpus) => FuzzTarget[];
 }
 
-const emptyTarget = (): TargetState => ({
+/** A target that has run no input yet. */
+export const newTargetState = (): TargetState => ({
   next: 0,
   ok: 0,
   errors: 0,
@@ -157,6 +158,19 @@ export function findingFiles(dir: string): string[] {
   return existsSync(d) ? readdirSync(d).filter((f) => f.endsWith(".json")).sort().map((f) => join(d, f)) : [];
 }
 
+/**
+ * The target to run next: one not run yet (to measure it), else the one with the least time left
+ * to its goal at its own pace (CPU time, which a busy machine does not change). Targets thus reach
+ * the goal one after the other, fastest first, and a campaign cut short has as many as possible.
+ */
+export function nextTarget(open: readonly FuzzTarget[], state: CampaignState): FuzzTarget {
+  const left = (t: FuzzTarget): number => {
+    const s = state.targets[t.name]!;
+    return s.next === 0 || s.cpuSeconds === 0 ? -1 : ((state.goal - s.next) * s.cpuSeconds) / s.next;
+  };
+  return open.reduce((a, b) => (left(b) < left(a) ? b : a));
+}
+
 /** Adds a run's figures to a target's state. */
 function merge(t: TargetState, r: TargetReport, pool: OutcomePool, run: RunRecord): void {
   t.next = r.from + r.inputs;
@@ -184,7 +198,7 @@ function merge(t: TargetState, r: TargetReport, pool: OutcomePool, run: RunRecor
 
 /**
  * Runs the campaign: first every saved finding and kept input again (a finding that still fails
- * stops it), then slices of the target that has had the least time, until each has `goal` inputs,
+ * stops it), then slices of the target nearest its goal (see nextTarget), until each has `goal` inputs,
  * `stopAfterSeconds` pass, `shouldStop()` says so, or a finding. State is saved after every slice.
  * Resolves to the number of findings (0, or 1 for the finding that stopped it).
  */
@@ -217,7 +231,7 @@ export async function runCampaign(options: CampaignOptions, shouldStop: () => bo
     }
     pool.restore(outcomes, kept);
     pools.set(t.name, pool);
-    state.targets[t.name] ??= emptyTarget();
+    state.targets[t.name] ??= newTargetState();
   }
 
   /** Writes the state, and the kept file of `target` (of every target when none is given). */
@@ -241,7 +255,7 @@ export async function runCampaign(options: CampaignOptions, shouldStop: () => bo
       log("fuzz campaign: stopped; resume with npm run fuzz -- --resume");
       break;
     }
-    const target = open.reduce((a, b) => (state.targets[b.name]!.seconds < state.targets[a.name]!.seconds ? b : a));
+    const target = nextTarget(open, state);
     const t = state.targets[target.name]!;
     let run = runs.get(target.name);
     if (run === undefined) {

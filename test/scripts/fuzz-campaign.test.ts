@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { type CampaignOptions, type CampaignState, loadKept, runCampaign } from "../../scripts/fuzz/campaign.js";
+import { type CampaignOptions, type CampaignState, loadKept, newTargetState, nextTarget, runCampaign } from "../../scripts/fuzz/campaign.js";
 import { inputToJson } from "../../scripts/fuzz/input-json.js";
 import { minimize } from "../../scripts/fuzz/minimize.js";
 import { loadReproducer } from "../../scripts/fuzz/reproducer.js";
@@ -93,6 +93,16 @@ describe("fuzz campaign (npm run fuzz -- --resume)", () => {
     expect(await runCampaign(options(dir, 5000, () => [sevens(true)], []), () => false)).toBe(0);
     const t = state(dir).targets.sevens!;
     expect([t.next, t.findings, t.runs.map((x) => x.from)]).toEqual([5000, 1, [0, next]]);
+  });
+
+  it("runs a target not run yet first, then the one with the least CPU time left to its goal", () => {
+    const t = (name: string): FuzzTarget => ({ ...sevens(true), name });
+    const at = (next: number, cpuSeconds: number): CampaignState["targets"][string] => ({ ...newTargetState(), next, cpuSeconds });
+    const targets = [t("slow"), t("fast"), t("new")];
+    const s: CampaignState = { format: 1, seed: 1, goal: 1000, targets: { slow: at(500, 50), fast: at(100, 1), new: at(0, 0) } };
+    expect(nextTarget(targets, s).name).toBe("new");
+    // slow: 500 left at 10 per second, 50 s; fast: 900 left at 100 per second, 9 s.
+    expect(nextTarget(targets.slice(0, 2), s).name).toBe("fast");
   });
 
   it("minimizes a finding to the bytes that matter, protobuf fields and their lengths included", () => {
