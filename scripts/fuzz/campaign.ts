@@ -273,7 +273,7 @@ export async function runCampaign(options: CampaignOptions, shouldStop: () => bo
     if (f !== undefined) {
       const file = saveReproducer(join(dir, "findings"), f, { seed: state.seed, commit, node: process.version });
       save(target);
-      log(`\nFINDING in ${f.target}, input ${f.index}: ${f.message}\n  saved: ${file}\n  replay: ${replayCommand(file)}\n  minimize: npm run fuzz -- --minimize ${file.replace(`${process.cwd()}/`, "")}`);
+      log(`\nFINDING in ${f.target}, input ${f.index}: ${f.message}\n  saved: ${file}\n  replay: ${replayCommand(file)}\n  minimize: ${replayCommand(file).replace("--replay", "--minimize")}`);
       return 1;
     }
     save(target);
