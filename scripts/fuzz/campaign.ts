@@ -30,6 +30,9 @@ export interface RunRecord {
   readonly started: string;
   readonly node: string;
   readonly commit: string;
+  /** Git tree hashes of src/ and gen/ at that commit: what was fuzzed, still findable after a rebase. */
+  readonly src: string;
+  readonly gen: string;
 }
 
 /** A target's progress and figures over the whole campaign. */
@@ -97,6 +100,15 @@ export const newTargetState = (): TargetState => ({
   outcomes: 0,
   runs: [],
 });
+
+/** The tree hash of `path` at HEAD, or "unknown" outside a git checkout. */
+function treeOf(path: string): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short=12", `HEAD:${path}`], { encoding: "utf8" }).trim();
+  } catch {
+    return "unknown";
+  }
+}
 
 /** The commit the harness runs at, `-dirty` when the code under test or the harness has changes. */
 export function commitOf(): string {
@@ -207,6 +219,7 @@ export async function runCampaign(options: CampaignOptions, shouldStop: () => bo
   const { state, corpus, fresh } = openCampaign(dir, options.seed, options.goal);
   const targets = options.targets(corpus).filter((t) => options.filter.length === 0 || options.filter.some((f) => t.name.includes(f)));
   const commit = commitOf();
+  const [srcTree, genTree] = [treeOf("src"), treeOf("gen")];
   log(`fuzz campaign in ${dir}: ${fresh ? "new" : "resumed"}, seed ${state.seed}, goal ${fmt(state.goal)} inputs per target, commit ${commit}, Node ${process.version}`);
 
   for (const file of findingFiles(dir)) {
@@ -259,7 +272,7 @@ export async function runCampaign(options: CampaignOptions, shouldStop: () => bo
     const t = state.targets[target.name]!;
     let run = runs.get(target.name);
     if (run === undefined) {
-      run = { from: t.next, to: t.next, seconds: 0, cpuSeconds: 0, started: new Date().toISOString(), node: process.version, commit };
+      run = { from: t.next, to: t.next, seconds: 0, cpuSeconds: 0, started: new Date().toISOString(), node: process.version, commit, src: srcTree, gen: genTree };
       runs.set(target.name, run);
       t.runs.push(run);
     }
@@ -301,7 +314,7 @@ export function campaignReport(state: CampaignState): string {
   const runs = new Map<string, { inputs: number; first: string; last: string }>();
   for (const t of Object.values(state.targets)) {
     for (const r of t.runs) {
-      const key = `Node ${r.node}, commit ${r.commit}`;
+      const key = `Node ${r.node}, commit ${r.commit} (src tree ${r.src}, gen tree ${r.gen})`;
       const e = runs.get(key) ?? { inputs: 0, first: r.started, last: r.started };
       runs.set(key, { inputs: e.inputs + r.to - r.from, first: e.first < r.started ? e.first : r.started, last: e.last > r.started ? e.last : r.started });
     }

@@ -3,10 +3,10 @@ import * as alpha from "../../../gen/v1alpha1/api_pb.js";
 import * as beta from "../../../gen/v1beta1/api_pb.js";
 import { Code } from "../../../src/ttrpc/status.js";
 import { TranslateError } from "../../../src/translate/errors.js";
-import { type Call, responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../../src/translate/index.js";
+import { type Call, type EventCalls, responseToV1alpha1, responseToV1beta1, toV1alpha1, toV1beta1 } from "../../../src/translate/index.js";
 import type { Corpus } from "../corpus.js";
 import { mutate } from "../mutate.js";
-import { Finding, type FuzzTarget, concatAll, defineTarget, expectError, same } from "../target.js";
+import { Finding, type FuzzTarget, concatAll, defineTarget, describe, expectError, same } from "../target.js";
 
 /** One translation call: which function, the call it gets, and the event dialect of toV1alpha1. */
 type TranslateInput = { readonly fn: string; readonly service: string; readonly method: string; readonly payload: Uint8Array; readonly dialect: string };
@@ -31,6 +31,9 @@ const BETA_PLUGIN = beta.Plugin.typeName;
 const SOME_METHODS = [...eventOf.keys(), "StateChange", "Shutdown", "Configure", "Synchronize", "RegisterPlugin", "UpdateContainers", "CreateContainer", "Nope", ""];
 const SOME_SERVICES = [ALPHA_PLUGIN, BETA_PLUGIN, alpha.Runtime.typeName, beta.Runtime.typeName, beta.HostFunctions.typeName, alpha.HostFunctions.typeName, "nri.pkg.api.v1gamma.Plugin", "Plugin", ""];
 const FNS = ["toV1beta1", "toV1alpha1", "responseToV1alpha1", "responseToV1beta1"];
+const DIALECTS = ["statechange", "dedicated"];
+/** Event-calls values toV1alpha1 refuses: the old spelling, others close to the real ones. */
+const BAD_DIALECTS = ["state-change", "StateChange", "", "dedicated ", "v1alpha1"];
 
 /** A top-level field: number, wire type, and its bytes after the tag (a length varint as sent, then the value). */
 interface RawField {
@@ -182,7 +185,7 @@ export function translateTarget(corpus: Corpus): FuzzTarget {
   return defineTarget<TranslateInput>(
     {
       name: "translate",
-      errorClass: "TranslateError (an RpcError INVALID_ARGUMENT) `translate: ...`",
+      errorClass: 'TranslateError (an RpcError INVALID_ARGUMENT) `translate: ...`; toV1alpha1 with another event-calls value: RangeError `translate: event calls "x" is not "dedicated" or "statechange"`',
       afterError: "usable: pure functions, no state",
       draw(rng, kept) {
         const dialect = rng.chance(0.5) ? "statechange" : "dedicated";
@@ -198,7 +201,13 @@ export function translateTarget(corpus: Corpus): FuzzTarget {
             return { fn: "toV1alpha1", service: BETA_PLUGIN, method, payload: mutate(rng, rng.pick(requestsOf(method)), corpus.allMessages, true), dialect: "statechange" };
           }
           case 2:
-            return { fn: "toV1alpha1", service: rng.pick(SOME_SERVICES), method: rng.pick(SOME_METHODS), payload: mutate(rng, rng.pick(corpus.allMessages), corpus.allMessages, true), dialect };
+            return {
+              fn: "toV1alpha1",
+              service: rng.pick(SOME_SERVICES),
+              method: rng.pick(SOME_METHODS),
+              payload: mutate(rng, rng.pick(corpus.allMessages), corpus.allMessages, true),
+              dialect: rng.chance(0.05) ? rng.pick(BAD_DIALECTS) : dialect,
+            };
           case 3:
             return { fn: "toV1beta1", service: rng.pick(SOME_SERVICES), method: rng.pick(SOME_METHODS), payload: mutate(rng, rng.pick(stateChanges), corpus.allMessages, true), dialect };
           default:
@@ -206,8 +215,19 @@ export function translateTarget(corpus: Corpus): FuzzTarget {
         }
       },
       check({ fn, service, method, payload, dialect }, probe) {
-        if (!FNS.includes(fn) || (dialect !== "statechange" && dialect !== "dedicated")) throw new Error(`fuzz: translate input with fn ${fn}, dialect ${dialect}`);
+        if (!FNS.includes(fn)) throw new Error(`fuzz: translate input with fn ${fn}`);
         const call: Call = { service, method, payload };
+        if (fn === "toV1alpha1" && !DIALECTS.includes(dialect)) {
+          // Refused where it enters, whatever the call: a misspelt value never takes another path.
+          const want = `translate: event calls ${JSON.stringify(dialect)} is not "dedicated" or "statechange"`;
+          try {
+            probe.time(() => toV1alpha1(call, dialect as EventCalls));
+          } catch (e) {
+            if (e instanceof RangeError && e.message === want) return { error: e.message };
+            throw new Finding(`toV1alpha1 with event calls ${JSON.stringify(dialect)} threw ${describe(e)}, want RangeError ${want}`);
+          }
+          throw new Finding(`toV1alpha1 took event calls ${JSON.stringify(dialect)}`);
+        }
         // The revision the call comes from must own the service; nothing else is refused but a bad StateChange.
         const from = fn === "toV1beta1" || fn === "responseToV1alpha1" ? "v1alpha1" : "v1beta1";
         const toAlpha = from === "v1beta1";
@@ -216,7 +236,7 @@ export function translateTarget(corpus: Corpus): FuzzTarget {
         try {
           out = probe.time(() => {
             if (fn === "toV1beta1") return toV1beta1(call);
-            if (fn === "toV1alpha1") return toV1alpha1(call, dialect);
+            if (fn === "toV1alpha1") return toV1alpha1(call, dialect as EventCalls);
             return fn === "responseToV1alpha1" ? responseToV1alpha1(call, payload) : responseToV1beta1(call, payload);
           });
         } catch (e) {
