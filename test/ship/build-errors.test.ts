@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
 import { main } from "../../src/cli/main.js";
 import { type BuildOptions, buildPlugin, checkRepository, defaultRepository, sourceDateEpoch } from "../../src/ship/build.js";
+import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform, type Platform } from "../../src/ship/platform.js";
 import { notRoot, prerequisites } from "../support/prerequisites.js";
 import { tempDir } from "../support/temp.js";
@@ -116,10 +117,14 @@ describe("nri-wire build: bad input", () => {
     try {
       const host = hostPlatform();
       const other: Platform = { os: "linux", architecture: host.architecture === "amd64" ? "arm64" : "amd64" };
-      const pkg = `node-linux-${other.architecture === "amd64" ? "x64" : "arm64"}`;
-      // The running Node is the host's engine; the other platform's is the same version from the registry.
+      const packageOf = (p: Platform): string => `node-linux-${p.architecture === "amd64" ? "x64" : "arm64"}`;
+      const pkg = packageOf(other);
+      // A running Node that builds single executables is the host's engine, and the other
+      // platform's is the same version from the registry; an older one (22, 24) takes line 26's
+      // newest from the registry for every platform, so the host's is the first to fail.
+      const [version, failing] = canBuildSea(process.version) ? [process.version, other] : ["v26.1.0", host];
       expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), platforms: [host, other] })).toEqual({
-        message: `build: engine node ${process.version} for linux/${other.architecture}: npm pack ${pkg}@${process.version.slice(1)}: No matching version found for ${pkg}@${process.version.slice(1)}.`,
+        message: `build: engine node ${version} for linux/${failing.architecture}: npm pack ${packageOf(failing)}@${version.slice(1)}: No matching version found for ${packageOf(failing)}@${version.slice(1)}.`,
         left: [],
       });
       // A line: its newest version, for every platform.
