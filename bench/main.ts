@@ -23,10 +23,11 @@ import { goAvailable, goBuild, runPeer, socketDir, startPeer, tsCommand } from "
 import { codecBench, codecTable } from "./codec.js";
 import { decoderThroughput } from "./decoder.js";
 import { inflightRss } from "./inflight.js";
-import { buildPrograms, coldStarts, importCosts, writeRequest } from "./nri/e2e.js";
+import { buildExecutables, buildPrograms, coldStarts, importCosts, writeRequest } from "./nri/e2e.js";
 import { recordedRequest } from "./nri/payload.js";
 import { fmt, footprintTables, median, nriTables, operationsTables, pollingTables } from "./nri/report.js";
 import { FULL, type Payload, QUICK, runFootprint, runNri, runOperations, runPolling } from "./nri/suite.js";
+import { LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
 import { translateBench } from "./translate.js";
 import { runOnAskedNode } from "./node-line.js";
 
@@ -187,11 +188,12 @@ async function nriSections(): Promise<unknown> {
     say("## What a plugin costs a node");
     say();
     say(
-      `A runtime and 1 or 3 plugins, each its own process, as in \`npm run bench\`'s NRI regimes, ${payloads[0]!.name} request. Memory settings: a TypeScript plugin under the Go runtime with ` +
+      `A runtime and 1 or 3 plugins, each its own process, as in \`npm run bench\`'s NRI regimes, ${payloads[0]!.name} request. \`TS\` plugins are the bench program on Node; ` +
+        `\`TS executable\` rows are the same plugin as \`nri-wire build\` makes it (the form a node runs), with its default options and with the low-footprint profile (\`${LOW_FOOTPRINT_OPTIONS.join(" ")}\`). Memory settings: a TypeScript plugin under the Go runtime with ` +
         `node flags or an environment variable of its own (bench/nri/suite.ts MEMORY_SETTINGS). Rows run interleaved, each round starting one row later.`,
     );
     say();
-    const f = await runFootprint(programs, payloads[0]!, counts, log);
+    const f = await runFootprint(programs, await buildExecutables(dir), payloads[0]!, counts, log);
     for (const l of footprintTables(f)) say(l);
     say();
     return { footprint: f };

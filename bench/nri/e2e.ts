@@ -4,16 +4,19 @@
  * until the runtime reports it synchronized. The cycles themselves run in session.ts.
  *
  * TypeScript processes run the compiled JavaScript (tsc output, the package as users import it),
- * not tsx, so start-up and memory are what a deployed plugin pays.
+ * not tsx; `buildExecutables` makes the bench plugin as `nri-wire build` does, the form a node runs.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
+import { buildPlugin } from "../../src/ship/build.js";
+import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
 import { BIN_DIR, type Peer, goBuild, socketDir, startPeer } from "../../test/interop/support.js";
 import { realisticContainer, realisticPod } from "../translate.js";
 import type { Command, Programs } from "./session.js";
+import type { ExecutableKind } from "./suite.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -30,6 +33,23 @@ export function buildPrograms(): Programs {
     plugin: { TS: [process.execPath, [join(out, "bench/nri/plugin.js")]], Go: [go, ["plugin"]] },
     pluginEntry: join(out, "src/plugin/index.js"),
   };
+}
+
+/**
+ * The bench plugin (plugin-entry.ts) built by `nri-wire build` (a single executable on this Node,
+ * or line 26's from the registry), with its default options and with the low-footprint profile,
+ * each installed into a directory of its own under `dir` as a user would; their commands.
+ */
+export async function buildExecutables(dir: string): Promise<Record<ExecutableKind, Command>> {
+  const one = async (kind: ExecutableKind, nodeOptions: readonly string[] | undefined): Promise<Command> => {
+    const r = await buildPlugin({ entry: join(ROOT, "bench/nri/plugin-entry.ts"), name: "bench", idx: "10", out: join(dir, `build-${kind}`), tag: "1.0.0", ...(nodeOptions === undefined ? {} : { nodeOptions }) });
+    const installed = join(dir, `installed-${kind}`);
+    mkdirSync(installed, { recursive: true });
+    copyFileSync(r.executables[0]!.path, join(installed, "10-bench"));
+    chmodSync(join(installed, "10-bench"), 0o755);
+    return [join(installed, "10-bench"), []];
+  };
+  return { default: await one("default", undefined), "low-footprint": await one("low-footprint", LOW_FOOTPRINT_OPTIONS) };
 }
 
 /** The synthetic request (a realistic pod and container), written where both runtimes read it. */

@@ -1,6 +1,6 @@
 /** The markdown tables of the NRI end-to-end regimes and of the busy-polling study. */
 import { IDLE_MS, IDLE_QUIET_MS, type PhaseResult, type ProcessMemory, SAMPLE_MS, type SessionResult } from "./session.js";
-import { BASE, type ByRow, FRESH_ROWS, type FootprintResults, type Row, footprintRows, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
+import { BASE, type ByRow, FOOTPRINT_FRESH_ROWS, FRESH_ROWS, type FootprintResults, type Row, footprintRows, type NriResults, OPERATION_ROWS, type OperationsResults, PINNINGS, type PollingResults, ROWS } from "./suite.js";
 
 export const fmt = (n: number, digits = 0): string => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -225,7 +225,7 @@ export function operationsTables(r: OperationsResults): string[] {
 }
 
 /** A fresh process's cycles 20 ms apart, stretch by stretch, against Go + Go's (`fresh`: sessions of FRESH_ROWS by plugin count). */
-function firstCyclesTable(fresh: Record<string, ByRow>, rounds: string, main: string): string[] {
+function firstCyclesTable(fresh: Record<string, ByRow>, rounds: string, main: string, freshRows: readonly Row[] = FRESH_ROWS): string[] {
   const out: string[] = [];
   const say = (l = ""): void => void out.push(l);
   say();
@@ -241,7 +241,7 @@ function firstCyclesTable(fresh: Record<string, ByRow>, rounds: string, main: st
   say(`|---|---|${stretches.map(() => "---|").join("")}`);
   for (const [n, rows] of Object.entries(fresh)) {
     const stretch = (label: string, [from, to]: [number, number]) => median(rows[label]!.flatMap((s) => (phase(s, "sparse:20").lat ?? []).slice(from - 1, to)));
-    for (const row of FRESH_ROWS) {
+    for (const row of freshRows) {
       const cells = stretches.map((st) => {
         const v = stretch(row.label, st);
         return Number.isNaN(v) ? "–" : `${fmt(v)} ×${fmt(v / stretch(BASE, st), 2)}`;
@@ -326,12 +326,12 @@ export function footprintTables(r: FootprintResults): string[] {
   for (const [n, b] of Object.entries(r.byPlugins)) {
     const pooled = (label: string) => b.fresh[label]!.flatMap((s) => phase(s, "sparse:20").lat ?? []);
     const base = pooled(BASE);
-    for (const row of FRESH_ROWS) {
+    for (const row of FOOTPRINT_FRESH_ROWS) {
       const lat = pooled(row.label);
       const [p50, p99] = [quantile(lat, 0.5), quantile(lat, 0.99)];
       say(`| ${n} | ${row.label} | ${lat.length} | ${fmt(p50)} / ${fmt(p99)} | ×${fmt(p50 / quantile(base, 0.5), 2)} | ×${fmt(p99 / quantile(base, 0.99), 2)} |`);
     }
   }
-  out.push(...firstCyclesTable(Object.fromEntries(Object.entries(r.byPlugins).map(([n, b]) => [n, b.fresh])), rounds, main));
+  out.push(...firstCyclesTable(Object.fromEntries(Object.entries(r.byPlugins).map(([n, b]) => [n, b.fresh])), rounds, main, FOOTPRINT_FRESH_ROWS));
   return out;
 }

@@ -10,7 +10,7 @@
  * - the synthetic request: first cycles and steady state again;
  * - once per plugin count, the TypeScript pair with allocation metering.
  */
-import { type Impl, type Pinning, type Programs, type SessionResult, runSession } from "./session.js";
+import { type Command, type Impl, type Pinning, type Programs, type SessionResult, type Setup, runSession } from "./session.js";
 
 export interface Row {
   label: string;
@@ -24,6 +24,12 @@ export interface Row {
   /** Node flags and environment of the TypeScript processes (the memory settings). */
   nodeFlags?: string[];
   env?: Readonly<Record<string, string>>;
+  /**
+   * The plugins are the bench plugin as `nri-wire build` makes it (bench/nri/plugin-entry.ts, a
+   * single executable) with its default options or the low-footprint profile, instead of the
+   * bench program on Node.
+   */
+  executable?: ExecutableKind;
 }
 
 /**
@@ -204,13 +210,25 @@ export const MEMORY_SETTINGS: readonly { name: string; nodeFlags?: string[]; env
   { name: "all four", nodeFlags: ["--max-semi-space-size=1", "--single-threaded-gc", "--v8-pool-size=1"], env: { MALLOC_ARENA_MAX: "1" } },
 ];
 
+/** The executables of the bench plugin `--only footprint` runs: built with the defaults, or with the low-footprint profile. */
+export type ExecutableKind = "default" | "low-footprint";
+
+/** TypeScript plugins as a node runs them: the executables `nri-wire build` makes, under the Go runtime. */
+export const EXECUTABLE_ROWS: readonly Row[] = [
+  { label: "Go + TS executable", runtime: "Go", plugin: "TS", executable: "default" },
+  { label: "Go + TS executable, low-footprint profile", runtime: "Go", plugin: "TS", executable: "low-footprint" },
+];
+
+/** The fresh sessions of `--only footprint`: FRESH_ROWS and the built executables. */
+export const FOOTPRINT_FRESH_ROWS: readonly Row[] = [...FRESH_ROWS, ...EXECUTABLE_ROWS];
+
 /**
  * The rows of `--only footprint`'s long-lived sessions, by plugin count: the TypeScript pair, the
  * Go pair, TypeScript plugins under the Go runtime with and without the warm-up (which compiles
- * code a plugin holds), and with one plugin the memory settings.
+ * code a plugin holds) and as built executables, and with one plugin the memory settings.
  */
 export function footprintRows(plugins: number): Row[] {
-  const rows: Row[] = [ROWS[0]!, ROWS[1]!, ROWS[3]!, FRESH_ROWS.find((r) => r.label === "Go + TS, warm-up")!];
+  const rows: Row[] = [ROWS[0]!, ROWS[1]!, ROWS[3]!, ...EXECUTABLE_ROWS, FRESH_ROWS.find((r) => r.label === "Go + TS, warm-up")!];
   if (plugins !== 1) return rows;
   return [...rows, ...MEMORY_SETTINGS.map((m) => ({ label: `Go + TS, ${m.name}`, runtime: "Go" as const, plugin: "TS" as const, ...(m.nodeFlags === undefined ? {} : { nodeFlags: m.nodeFlags }), ...(m.env === undefined ? {} : { env: m.env }) }))];
 }
@@ -225,10 +243,11 @@ export interface FootprintResults {
 /**
  * What a plugin costs a node (`--only footprint`): each process's memory, steady events/s and warm
  * cycles 20 ms apart (long-lived sessions, with the memory settings), and a fresh process's first
- * cycles 20 ms apart with and without the warm-up.
+ * cycles 20 ms apart with and without the warm-up; the `executable` rows run `executables`.
  */
-export async function runFootprint(programs: Programs, payload: Payload, c: Counts, log: (s: string) => void): Promise<FootprintResults> {
+export async function runFootprint(programs: Programs, executables: Record<ExecutableKind, Command>, payload: Payload, c: Counts, log: (s: string) => void): Promise<FootprintResults> {
   const out: FootprintResults = { counts: c, payload, byPlugins: {} };
+  const session = (row: Row, s: Setup) => runSession(row.executable === undefined ? programs : { ...programs, plugin: { ...programs.plugin, TS: executables[row.executable] } }, s);
   for (const n of c.plugins) {
     const setup = (row: Row, phases: string) => ({
       runtime: row.runtime,
@@ -242,9 +261,9 @@ export async function runFootprint(programs: Programs, payload: Payload, c: Coun
     });
     log(`footprint, ${n} plugin(s): memory, steady state, sparse cycles warm`);
     const phases = [`fresh:${c.fresh}`, ...(c.warm ? ["warm"] : []), `steady:${c.steadySeconds}`, `sparse:20:${c.warmSparse[20]}`].join(",");
-    const longLived = await interleaved(c, footprintRows(n), (row) => runSession(programs, setup(row, phases)), log);
+    const longLived = await interleaved(c, footprintRows(n), (row) => session(row, setup(row, phases)), log);
     log(`footprint, ${n} plugin(s): sparse cycles 20 ms apart from a fresh process`);
-    const fresh = await interleaved(c, FRESH_ROWS, (row) => runSession(programs, setup(row, `sparse:20:${c.freshSparse[20]}`)), log);
+    const fresh = await interleaved(c, FOOTPRINT_FRESH_ROWS, (row) => session(row, setup(row, `sparse:20:${c.freshSparse[20]}`)), log);
     out.byPlugins[n] = { longLived, fresh };
   }
   return out;
