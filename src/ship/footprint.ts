@@ -12,9 +12,10 @@ export const POD_RESOURCES = {
 
 /**
  * The low-footprint profile (`nri-wire build --node-options "..."`): a young generation of 1 MiB
- * semi-spaces instead of V8's default (it grows to 16 MiB under load), and V8 with no worker
- * threads (garbage collection and optimizing compilation on the main thread). Measured
- * (docs/performance.md, Memory): a few percent fewer events/s for 11–15 % less peak RSS in a
- * plugin and a third less in a runtime.
+ * semi-spaces instead of V8's default (it grows to 16 MiB under load), V8 with no worker threads
+ * (garbage collection and optimizing compilation on the main thread, so no thread keeps a malloc
+ * arena of its own), and an old generation whose first full collection comes at 2 MiB instead of
+ * when V8's far larger initial limit is reached. Measured in `npm run bench -- --only footprint`
+ * (docs/performance.md, What a plugin costs a node).
  */
-export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=1", "--single-threaded"];
+export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=1", "--single-threaded", "--initial-old-space-size=2"];
