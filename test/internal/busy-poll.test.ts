@@ -1,7 +1,7 @@
 import { PassThrough } from "node:stream";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { BusyPoll, type PollClock, PollWindow, QUICK_ANSWERS, RUN_PAUSE_MS, SUSTAINED_MS, checkBusyPollMicros, processPollWindow } from "../../src/internal/busy-poll.js";
+import { BusyPoll, type PollClock, PollWindow, QUICK_ANSWERS, RUN_PAUSE_MS, SUSTAINED_MS, checkBusyPollMicros, eventLoopClock, processPollWindow } from "../../src/internal/busy-poll.js";
 import { Mux } from "../../src/mux/mux.js";
 import { Client } from "../../src/ttrpc/client.js";
 import { Server } from "../../src/ttrpc/server.js";
@@ -304,5 +304,31 @@ describe("busy polling over a socket", () => {
     expect(await callsUntilPolled(off, 4 * (SUSTAINED_MS / STEP_MS))).toBeUndefined();
     expect(processPollWindow.active).toBe(false);
     off.close();
+  });
+});
+
+describe("the held poll clock tests use", () => {
+  it("starts a new run of messages even right after a held clock that ran ahead of the real one", async () => {
+    const first = holdPollClock();
+    // The window's turns never run: only the run of messages matters here.
+    const window = new PollWindow({ now: () => eventLoopClock.now(), turn: () => {} });
+    const poll = new BusyPoll(2000, window);
+    // A run of messages 0.5 ms apart for a second of held time, far ahead of the real clock.
+    for (let t = 0; t <= 1000; t += 0.5) {
+      poll.wrote();
+      poll.received();
+      first.advance(0.5);
+    }
+    expect(window.sustained(eventLoopClock.now())).toBe(true);
+    first.restore();
+    // Real time passes, more than the sustained time, still well behind where the held clock stopped.
+    await new Promise((r) => setTimeout(r, 2 * SUSTAINED_MS));
+    const second = holdPollClock();
+    try {
+      poll.wrote();
+      expect(window.sustained(eventLoopClock.now())).toBe(false);
+    } finally {
+      second.restore();
+    }
   });
 });

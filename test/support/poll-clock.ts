@@ -13,13 +13,21 @@ export interface HeldPollClock {
 /**
  * Replaces the clock every socket's busy polling reads (`eventLoopClock.now`), so whether a
  * write polls depends on the steps the test takes and not on how fast this machine answers. It
- * starts just past the real clock, so whatever the poller saw before ends its run of messages.
+ * starts more than a run's pause past anything the poller has seen (the real clock, and where an
+ * earlier held clock stopped, which may be ahead of it), so whatever came before ends its run of
+ * messages.
  */
 export function holdPollClock(): HeldPollClock {
-  let now = performance.now() + 2 * RUN_PAUSE_MS;
+  let now = Math.max(performance.now(), furthestHeld) + 2 * RUN_PAUSE_MS;
   const spy = vi.spyOn(eventLoopClock, "now").mockImplementation(() => now);
   return {
-    advance: (ms) => void (now += ms),
+    advance: (ms) => {
+      now += ms;
+      furthestHeld = Math.max(furthestHeld, now);
+    },
     restore: () => spy.mockRestore(),
   };
 }
+
+/** The latest time a held clock showed in this module's life (a test may move it past the real clock). */
+let furthestHeld = Number.NEGATIVE_INFINITY;
