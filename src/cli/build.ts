@@ -31,7 +31,7 @@ export const buildCommand: Command = {
       value: "PATH|VERSION",
       description: "the engine: a Node binary, or a version from the npm registry (default: the Node running if 25.5+, else the newest Node 26)",
     },
-    "node-options": { type: "string", value: "FLAGS", description: 'Node/V8 flags the plugin starts with, e.g. "--max-semi-space-size=1"' },
+    "node-options": { type: "string", value: "FLAGS", flagsValue: true, description: 'Node/V8 flags the plugin starts with, e.g. "--max-semi-space-size=1"' },
     platform: { type: "string", value: "LIST", description: `platforms, comma-separated: ${PLATFORM_NAMES.join(", ")} (default: this host's)` },
     repository: { type: "string", value: "REPO", description: "the image's fully qualified repository (default localhost/nri-wire/NAME)" },
     tag: { type: "string", value: "TAG", description: "image tag (default: the entry's package.json version)" },

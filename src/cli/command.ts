@@ -20,6 +20,11 @@ export interface OptionSpec {
   readonly short?: string;
   /** Shown without brackets in the usage line; the command checks it. */
   readonly required?: boolean;
+  /**
+   * The value is itself a list of flags (`--node-options "--max-semi-space-size=1"`): the argument
+   * after the option is its value even when it starts with a dash. String options only.
+   */
+  readonly flagsValue?: boolean;
 }
 
 /** A subcommand of `nri-wire`: its help and what it runs. Adding one is one entry in commands.ts. */
@@ -63,8 +68,20 @@ export function commandHelp(c: Command): string {
 export function parseCommandArgs(c: Command, args: string[]): { values: Record<string, string | boolean | undefined>; positionals: string[]; help: boolean } {
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = { help: { type: "boolean", short: "h" } };
   for (const [n, o] of Object.entries(c.options)) options[n] = o.short === undefined ? { type: o.type } : { type: o.type, short: o.short };
+  // parseArgs takes a value starting with a dash only in the `--name=value` form: give it that.
+  const joined: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const spec = a.startsWith("--") ? c.options[a.slice(2)] : undefined;
+    if (spec?.flagsValue === true && spec.type === "string" && i + 1 < args.length) joined.push(`${a}=${args[++i]!}`);
+    else joined.push(a);
+    if (a === "--") {
+      joined.push(...args.slice(i + 1));
+      break;
+    }
+  }
   try {
-    const { values, positionals } = parseArgs({ args, options, strict: true, allowPositionals: c.positionals !== undefined });
+    const { values, positionals } = parseArgs({ args: joined, options, strict: true, allowPositionals: c.positionals !== undefined });
     const help = values.help === true;
     delete values.help;
     return { values: values as Record<string, string | boolean | undefined>, positionals, help };

@@ -70,6 +70,26 @@ describe("nri-wire command line", () => {
     expect((await cli(["--help"], [hello])).out).toContain("  hello  say hello\n");
   });
 
+  it("an option whose value is a list of flags takes the next argument even when it starts with a dash; others still refuse it", async () => {
+    const seen: unknown[] = [];
+    const flags: Command = {
+      name: "flags",
+      summary: "takes flags",
+      options: { "node-options": { type: "string", value: "FLAGS", flagsValue: true, description: "flags" }, out: { type: "string", value: "DIR", description: "where" } },
+      positionals: "[WORDS...]",
+      async run(v, p) {
+        seen.push(v, p);
+        return EXIT.ok;
+      },
+    };
+    expect((await cli(["flags", "--node-options", "--max-semi-space-size=1 --single-threaded", "--out", "o", "a"], [flags])).code).toBe(EXIT.ok);
+    expect((await cli(["flags", "--node-options=--jitless", "--", "--node-options", "-x"], [flags])).code).toBe(EXIT.ok);
+    expect(seen).toEqual([{ "node-options": "--max-semi-space-size=1 --single-threaded", out: "o" }, ["a"], { "node-options": "--jitless" }, ["--node-options", "-x"]]);
+    const refused = await cli(["flags", "--out", "--x"], [flags]);
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.err).toMatch(/^nri-wire flags: Option '--out' argument is ambiguous/u);
+  });
+
   it("the program itself exits with those codes", () => {
     const run = (args: string[]) => spawnSync(process.execPath, ["--import", "tsx", resolve(import.meta.dirname, "../../src/cli/main.ts"), ...args], { encoding: "utf8" });
     expect(run(["--help"]).status).toBe(0);
