@@ -16,7 +16,7 @@ import { bundle, loadEsbuild } from "./bundle.js";
 import { type Engine, type EngineSource, stageEngine } from "./engine.js";
 import { canBuildSea, type ExecutableForm, nodeVersion, type SeaStartup, writeScript, writeSea } from "./executable.js";
 import { chartFiles, daemonSetYaml } from "./manifests.js";
-import { cacheDir, newestOfLine, registryNode } from "./node-registry.js";
+import { cacheDir, newestOfLine, registryNode } from "./engine-registry.js";
 import { type PlatformImage, type WrittenManifest, writeOciArchive } from "./oci-image.js";
 import { ARCHITECTURES, type Architecture, hostPlatform, type Platform, platformName, platformSlug } from "./platform.js";
 import { entryPackage, imageLabels, launchCommand, pluginImage } from "./plugin-image.js";
