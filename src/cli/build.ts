@@ -1,5 +1,6 @@
 import { EXECUTABLE_FORMS, type ExecutableForm } from "../ship/executable.js";
 import { buildPlugin } from "../ship/build.js";
+import { BUILD_ENGINES, type BuildEngine } from "../ship/engine-registry.js";
 import { parsePlatforms, type Platform, PLATFORM_NAMES, platformName } from "../ship/platform.js";
 import { type Command, EXIT } from "./command.js";
 import { UsageError } from "./errors.js";
@@ -17,15 +18,18 @@ export const buildCommand: Command = {
     "DIR/linux-ARCH/NN-NAME), DIR/NAME.oci.tar (the image REPOSITORY:TAG, one manifest per",
     "platform), its SBOM DIR/NAME.cdx.json, DIR/kubernetes/daemonset.yaml and the Helm chart",
     "DIR/chart/. The same inputs and SOURCE_DATE_EPOCH give the same bytes.",
-    "Form sea (default): a Node single executable application, needs no Node on the host and a",
-    "Node 25.5 or later to build with (--node); form script: the bundle behind #!NODE, which must",
-    "exist at that path on the host. See docs/deployment.md.",
+    "Form sea (default): a single executable application, needs no engine on the host; engine",
+    "node needs a Node 25.5 or later to build with (--node), engine bun a Bun 1.4 or later (--bun).",
+    "Form script (engine node): the bundle behind #!NODE, which must exist at that path on the host.",
+    "See docs/deployment.md.",
   ].join("\n"),
   options: {
     name: { type: "string", value: "NAME", description: "plugin name ([a-zA-Z0-9_.+-])", required: true },
     idx: { type: "string", value: "NN", description: "plugin index, two digits", required: true },
     out: { type: "string", value: "DIR", description: "output directory (created if missing)", required: true },
     form: { type: "string", value: "FORM", description: `executable form: ${EXECUTABLE_FORMS.join(" or ")} (default sea)` },
+    engine: { type: "string", value: "ENGINE", description: `what the plugin runs on: ${BUILD_ENGINES.join(" or ")} (default node)` },
+    bun: { type: "string", value: "PATH|VERSION", description: "with --engine bun: a Bun binary, or a version from the npm registry (default: the newest)" },
     node: {
       type: "string",
       value: "PATH|VERSION",
@@ -41,6 +45,8 @@ export const buildCommand: Command = {
     if (positionals.length !== 1) throw new UsageError(`nri-wire build: expected one ENTRY file, got ${positionals.length}`);
     for (const o of ["name", "idx", "out"]) if (typeof values[o] !== "string") throw new UsageError(`nri-wire build: --${o} is required`);
     const form = values.form as string | undefined;
+    const engine = values.engine as string | undefined;
+    if (engine !== undefined && !BUILD_ENGINES.includes(engine as BuildEngine)) throw new UsageError(`nri-wire build: --engine must be ${BUILD_ENGINES.join(" or ")}, not "${engine}"`);
     if (form !== undefined && !EXECUTABLE_FORMS.includes(form as ExecutableForm)) throw new UsageError(`nri-wire build: --form must be ${EXECUTABLE_FORMS.join(" or ")}, not "${form}"`);
     let platforms: Platform[] | undefined;
     if (typeof values.platform === "string") {
@@ -59,6 +65,8 @@ export const buildCommand: Command = {
       out: values.out as string,
       ...(form === undefined ? {} : { form: form as ExecutableForm }),
       ...(typeof values.node === "string" ? { node: values.node } : {}),
+      ...(engine === undefined ? {} : { engine: engine as BuildEngine }),
+      ...(typeof values.bun === "string" ? { bun: values.bun } : {}),
       nodeOptions,
       ...(platforms === undefined ? {} : { platforms }),
       ...(typeof values.repository === "string" ? { repository: values.repository } : {}),
@@ -69,7 +77,7 @@ export const buildCommand: Command = {
     const layerNames = ["base", "engine", "plugin"];
     process.stdout.write(
       [
-        ...r.engines.map((e) => `build: engine node ${e.version} for ${platformName(e.platform)} (${e.from}; stripped ${mib(e.bytes.original)} to ${mib(e.bytes.stripped)})`),
+        ...r.engines.map((e) => `build: engine ${e.name} ${e.version} for ${platformName(e.platform)} (${e.from}; stripped ${mib(e.bytes.original)} to ${mib(e.bytes.stripped)})`),
         ...r.executables.map((e) => `build: ${e.path} (${form ?? "sea"}${e.platform === undefined ? "" : `, ${platformName(e.platform)}`}, ${mib(e.bytes)}; events ${r.events})`),
         `build: ${r.image} (${r.imageRef}@${r.imageDigest}, ${mib(r.imageBytes)})`,
         ...r.manifests.map((m) => `build:   ${platformName(m.platform)}: ${m.layers.map((l, i) => `${layerNames[i] ?? "layer"} ${mib(l.bytes)}`).join(", ")} (${mib(m.layers.reduce((n, l) => n + l.unpackedBytes, 0))} unpacked)`),

@@ -14,9 +14,12 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { checkPluginName } from "../api/identity.js";
 import { bundle, loadEsbuild } from "./bundle.js";
 import { type Engine, type EngineSource, stageEngine } from "./engine.js";
-import { canBuildSea, type ExecutableForm, nodeVersion, type SeaStartup, writeScript, writeSea } from "./executable.js";
+import { canBuildSea, engineVersion, type ExecutableForm, type SeaStartup, writeScript, writeSea } from "./executable.js";
 import { chartFiles, daemonSetYaml } from "./manifests.js";
-import { cacheDir, newestOfLine, registryNode } from "./engine-registry.js";
+import { type BuildEngine, BUILD_ENGINES, cacheDir, newestOf, registryEngine } from "./engine-registry.js";
+import { BUN_EXEC_ARGV } from "./footprint.js";
+import { bunBytecode, makeBunPluginLayer, writeBunExecutable } from "./bun-forms.js";
+import { OLDEST } from "../internal/engine.js";
 import { type PlatformImage, type WrittenManifest, writeOciArchive } from "./oci-image.js";
 import { ARCHITECTURES, type Architecture, hostPlatform, type Platform, platformName, platformSlug } from "./platform.js";
 import { entryPackage, imageLabels, launchCommand, pluginImage } from "./plugin-image.js";
@@ -39,7 +42,19 @@ export interface BuildOptions {
    * Node 26 from the registry.
    */
   readonly node?: string;
-  /** Node/V8 options the plugin always starts with. */
+  /**
+   * The engine the plugin runs on: `node` (default) or `bun`, a Bun compiled executable and an
+   * image of Bun and the bundle's bytecode (bun-forms.ts).
+   */
+  readonly engine?: BuildEngine;
+  /**
+   * With engine bun: a Bun binary's absolute path (the host platform's engine; other platforms
+   * get the same version from the npm registry), or a version (`1.4.5`, or a line, `1.4`: its
+   * newest) from the npm registry for every platform. Default: the newest Bun the registry has
+   * of the lines nri-wire runs on.
+   */
+  readonly bun?: string;
+  /** Node/V8 options the plugin always starts with (engine node). */
   readonly nodeOptions?: readonly string[];
   /** What the `sea` form starts from; default `code-cache`. */
   readonly seaStartup?: SeaStartup | undefined;
@@ -68,7 +83,7 @@ export interface BuildResult {
   /** One per platform, with its layers (base, engine, plugin). */
   readonly manifests: readonly WrittenManifest[];
   /** The engine of each platform: version, where it came from, its binary's size before and after stripping. */
-  readonly engines: readonly { readonly platform: Platform; readonly version: string; readonly from: string; readonly bytes: { readonly original: number; readonly stripped: number } }[];
+  readonly engines: readonly { readonly name: string; readonly platform: Platform; readonly version: string; readonly from: string; readonly bytes: { readonly original: number; readonly stripped: number } }[];
   readonly sbom: string;
   readonly daemonSet: string;
   readonly chart: string;
@@ -140,14 +155,14 @@ async function engineSources(node: string | undefined, form: ExecutableForm, pla
       hostBinary = process.execPath;
       version = process.version;
     } else {
-      version = await wrap(`engine node 26 (the running Node ${process.version} cannot build a single executable application)`, () => newestOfLine(26, host));
+      version = await wrap(`engine node 26 (the running Node ${process.version} cannot build a single executable application)`, () => newestOf("node", "26", host));
     }
   } else if (spec !== null && !existsSync(node)) {
-    version = spec[2] === undefined ? await wrap(`engine node ${node}`, () => newestOfLine(Number(spec[1]), host)) : `v${spec[1]}${spec[2]}`;
+    version = spec[2] === undefined ? await wrap(`engine node ${node}`, () => newestOf("node", spec[1]!, host)) : `v${spec[1]}${spec[2]}`;
   } else {
     if (!isAbsolute(node)) throw new Error(`build: node ${node}: must be an absolute path or a version`);
     hostBinary = node;
-    version = await wrap("engine", () => nodeVersion(node));
+    version = await wrap("engine", () => engineVersion("node", node));
   }
   if (form === "script" && hostBinary === undefined) throw new Error("build: form script: --node must name a Node binary on the host (the #! line names it), not a version");
   const sources: EngineSource[] = [];
@@ -156,10 +171,40 @@ async function engineSources(node: string | undefined, form: ExecutableForm, pla
       sources.push({ name: "node", version, platform: p, binary: hostBinary });
       continue;
     }
-    const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryNode(version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`)));
+    const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryEngine("node", version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`)));
     sources.push({ name: "node", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } });
   }
   return { sources, hostBinary };
+}
+
+/** Where each platform's Bun comes from (see BuildOptions.bun), and the Bun that runs `bun build` on this host. */
+async function bunSources(bun: string | undefined, platforms: readonly Platform[], progress: (line: string) => void): Promise<{ sources: EngineSource[]; hostBun: string }> {
+  const host = hostPlatform();
+  const oldest = OLDEST.bun.join(".");
+  let hostBinary: string | undefined;
+  let version: string;
+  const spec = /^v?(\d+)\.(\d+)(\.\d+)?$/.exec(bun ?? "");
+  if (bun === undefined) {
+    version = await wrap("engine bun", () => newestOf("bun", `^${oldest}`, host));
+  } else if (spec !== null && !existsSync(bun)) {
+    version = spec[3] === undefined ? await wrap(`engine bun ${bun}`, () => newestOf("bun", `~${spec[1]}.${spec[2]}`, host)) : `${spec[1]}.${spec[2]}${spec[3]}`;
+  } else {
+    if (!isAbsolute(bun)) throw new Error(`build: bun ${bun}: must be an absolute path or a version`);
+    hostBinary = bun;
+    version = await wrap("engine", () => engineVersion("bun", bun));
+  }
+  const m = /^(\d+)\.(\d+)\./.exec(version);
+  const [major, minor] = OLDEST.bun;
+  if (m === null || Number(m[1]) < major || (Number(m[1]) === major && Number(m[2]) < minor)) throw new Error(`build: engine bun ${version}: nri-wire runs on Bun ${oldest} or later`);
+  const fetch = (p: Platform): Promise<EngineSource> =>
+    wrap(`engine bun ${version} for ${platformName(p)}`, async () => {
+      const r = await registryEngine("bun", version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`));
+      return { name: "bun", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } };
+    });
+  const sources: EngineSource[] = [];
+  for (const p of platforms) sources.push(hostBinary !== undefined && p.architecture === host.architecture ? { name: "bun", version, platform: p, binary: hostBinary } : await fetch(p));
+  const hostBun = hostBinary ?? sources.find((s) => s.platform.architecture === host.architecture)?.binary ?? (await fetch(host)).binary;
+  return { sources, hostBun };
 }
 
 /** Runs `f`, prefixing its error with `build: what: `. */
@@ -193,7 +238,16 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   checkRepository(repository);
   const created = o.sourceDateEpoch ?? sourceDateEpoch();
   const form = o.form ?? "sea";
-  const nodeOptions = o.nodeOptions ?? [];
+  const engineName = o.engine ?? "node";
+  if (!BUILD_ENGINES.includes(engineName)) throw new Error(`build: engine "${String(engineName)}": nri-wire builds plugins for ${BUILD_ENGINES.join(" or ")}`);
+  if (engineName === "bun") {
+    if (form !== "sea") throw new Error("build: form script: engine bun builds the single executable form only");
+    if (o.node !== undefined) throw new Error("build: --node chooses Node's version: with engine bun, --bun does");
+    if ((o.nodeOptions ?? []).length > 0) throw new Error(`build: --node-options are Node's: engine bun starts with ${BUN_EXEC_ARGV.length === 0 ? "Bun's defaults" : BUN_EXEC_ARGV.join(" ")}`);
+    if (o.seaStartup !== undefined) throw new Error("build: a startup snapshot is Node's: engine bun starts from its bytecode");
+  } else if (o.bun !== undefined) throw new Error("build: --bun chooses Bun's version: give --engine bun");
+  // The options the engine always starts with: the plugin's for Node, the ones measured best for Bun.
+  const nodeOptions = engineName === "bun" ? BUN_EXEC_ARGV : (o.nodeOptions ?? []);
   const platforms = o.platforms ?? [hostPlatform()];
   if (platforms.length === 0) throw new Error("build: no platform");
   const out = resolve(o.out);
@@ -202,9 +256,10 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
   const tmp = staging(out);
   let done = false;
   try {
-    const { sources, hostBinary } = await engineSources(o.node, form, platforms, o.progress ?? (() => undefined));
+    const progress = o.progress ?? (() => undefined);
+    const { sources, hostBinary, hostBun } = engineName === "bun" ? { ...(await bunSources(o.bun, platforms, progress)), hostBinary: undefined } : { ...(await engineSources(o.node, form, platforms, progress)), hostBun: undefined };
     const first = sources[0]!;
-    if (form === "sea" && !canBuildSea(first.version)) {
+    if (engineName === "node" && form === "sea" && !canBuildSea(first.version)) {
       const from = first.package === undefined ? ` (${first.binary})` : "";
       throw new Error(`build: form sea: node ${first.version}${from} cannot build a single executable application: it needs Node 25.5 or later (--node PATH or VERSION)`);
     }
@@ -223,14 +278,24 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     const timeout = (e: Engine): number => (e.runner.emulator === undefined ? RUN_TIMEOUT_MS : RUN_TIMEOUT_MS * 10);
 
     // Each platform's engine runs the entry's check (so the entry is known to load where it
-    // ships) and makes the code cache of the plugin layer.
+    // ships) and, for Node, makes the code cache of the plugin layer (Bun's bytecode is made
+    // once, by the host's Bun).
     let events = "";
     const images: PlatformImage[] = [];
     const labels = imageLabels({ id, tag, created, pkg });
+    let bytecode: { bundle: string; bytecode: string } | undefined;
+    if (hostBun !== undefined) {
+      const dir = join(tmp, "bytecode");
+      mkdirSync(dir);
+      bytecode = await wrap("engine bun", () => bunBytecode({ hostBun, code: bundled.code, dir, timeoutMs: RUN_TIMEOUT_MS }));
+    }
     for (const engine of engines) {
       const dir = join(tmp, `plugin-${platformSlug(engine.platform)}`);
       mkdirSync(dir);
-      const made = await makePluginLayer({ id, engine, code: bundled.code, nodeOptions, dir, timeoutMs: timeout(engine) });
+      const made =
+        bytecode === undefined
+          ? await makePluginLayer({ id, engine, code: bundled.code, nodeOptions, dir, timeoutMs: timeout(engine) })
+          : await makeBunPluginLayer({ id, engine, made: bytecode, dir, timeoutMs: timeout(engine) });
       if (made.layer === undefined) {
         const on = engines.length > 1 ? ` on ${platformName(engine.platform)}` : "";
         throw new Error(`${what}${on}: ${checkProblem(made.check, timeout(engine))}`);
@@ -248,7 +313,11 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
       for (const engine of engines) {
         const dir = join(tmp, `sea-${platformSlug(engine.platform)}`);
         mkdirSync(dir);
-        await wrap("executable", () => writeSea({ engine, nodeOptions, seaStartup: o.seaStartup, code: bundled.code, dir, name: id, timeoutMs: timeout(engine) }));
+        await wrap("executable", () =>
+          hostBun === undefined
+            ? writeSea({ engine, nodeOptions, seaStartup: o.seaStartup, code: bundled.code, dir, name: id, timeoutMs: timeout(engine) })
+            : writeBunExecutable({ hostBun, engine, execArgv: nodeOptions, code: bundled.code, dir, name: id, timeoutMs: RUN_TIMEOUT_MS }),
+        );
         const name = engines.length === 1 ? id : join(platformSlug(engine.platform), id);
         mkdirSync(dirname(join(tmp, name)), { recursive: true });
         renameSync(join(dir, id), join(tmp, name));
@@ -290,7 +359,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
       imageDigest: written.indexDigest,
       imageBytes: written.archiveBytes,
       manifests: written.manifests,
-      engines: engines.map((e) => ({ platform: e.platform, version: e.version, from: e.package === undefined ? e.binary : `${e.package.id} from the npm registry`, bytes: e.bytes })),
+      engines: engines.map((e) => ({ name: e.name, platform: e.platform, version: e.version, from: e.package === undefined ? e.binary : `${e.package.id} from the npm registry`, bytes: e.bytes })),
       sbom: join(out, sbomFile),
       daemonSet: join(out, "kubernetes/daemonset.yaml"),
       chart: join(out, "chart"),

