@@ -4,11 +4,13 @@
  * run:
  *
  * - size, cold start (process launch until the Go runtime has it synchronized; median, min–max
- *   of BENCH_LAUNCHES launches, default 15), events/s and peak RSS (VmHWM) over BENCH_SECONDS
- *   (default 5) of CreateContainer + StartContainer + PostStartContainer cycles, median of
- *   BENCH_ROUNDS (default 3) rounds; launches (in blocks of three) and rounds run form after form,
- *   interleaved. The image form runs the image's own files (its layers unpacked: the engine, the
- *   launcher, the bundle and its code cache) as a runtime would.
+ *   of BENCH_LAUNCHES launches, default 15), idle and peak anonymous memory (RssAnon: registered
+ *   and quiet; highest sample), events/s and peak RSS (VmHWM) over BENCH_SECONDS (default 5) of
+ *   CreateContainer + StartContainer + PostStartContainer cycles, median of BENCH_ROUNDS
+ *   (default 3) rounds (memory: the highest); launches (in blocks of three) and rounds run form
+ *   after form, interleaved. The image forms run the image's own files (its layers unpacked: the
+ *   engine, the launcher, the bundle and its code cache or bytecode) as a runtime would. The Bun
+ *   forms (`--engine bun`) take the newest Bun 1.4 or later from the npm registry.
  * - the image: its layers, and what a node that has one plugin pulls for a second;
  * - three plugins at once, as a node runs them: from one engine layer (the same Node file
  *   mapped three times) against three single executables (three files), their PSS summed after
@@ -39,6 +41,7 @@ type Command = [string, string[]];
 
 interface Row {
   label: string;
+  /** The engine it needs on the host, if any. */
   needsNode: boolean;
   bytes: number;
   cmd: Command;
@@ -104,11 +107,23 @@ async function main(): Promise<void> {
       chmodSync(join(installed, "10-bench"), 0o755);
       rows.push({ label: f.label, needsNode: f.form === "script", bytes: r.executables[0]!.bytes + (f.form === "script" ? statSync(node).size : 0), cmd: [join(installed, "10-bench"), []] });
     }
+    const seaRow = rows[0]!;
     // The image form: the first build's image, its layers unpacked as a runtime does.
     const rootfs = join(work, "rootfs");
     const blobs = unpackImage(first!, work, rootfs);
     const imageNode = join(rootfs, "usr/local/bin/node");
-    rows.push({ label: "image (engine layer's node, launcher, code cache)", needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: [imageNode, [join(rootfs, "10-bench")]] });
+    const imageRow: Row = { label: "image (engine layer's node, launcher, code cache)", needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: [imageNode, [join(rootfs, "10-bench")]] };
+    rows.push(imageRow);
+    // Bun: the compiled executable, installed by copying, and the image's files.
+    const bun = await buildPlugin({ entry, name: "bench", idx: "10", out: join(work, "out-bun"), engine: "bun", tag: "1.0.0" });
+    const bunVersion = bun.engines[0]!.version;
+    mkdirSync(join(work, "installed-bun"));
+    copyFileSync(bun.executables[0]!.path, join(work, "installed-bun/10-bench"));
+    chmodSync(join(work, "installed-bun/10-bench"), 0o755);
+    rows.push({ label: `bun ${bunVersion} executable (--engine bun)`, needsNode: false, bytes: bun.executables[0]!.bytes, cmd: [join(work, "installed-bun/10-bench"), []] });
+    const bunRoot = join(work, "rootfs-bun");
+    unpackImage(bun, work, bunRoot);
+    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode)`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: [join(bunRoot, "usr/local/bin/bun"), [join(bunRoot, "10-bench")]] });
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });
     const runtime: Command = [go, ["runtime"]];
@@ -116,8 +131,8 @@ async function main(): Promise<void> {
 
     say(`Plugin forms, Node ${version}, Go runtime; ${launches} launches, ${rounds} rounds of ${seconds} s:`);
     say("");
-    say("| form | Node on the host | size | cold start, median (min–max) | events/s | peak RSS |");
-    say("|---|---|---|---|---|---|");
+    say("| form | Node on the host | size | cold start, median (min–max) | idle anonymous | peak anonymous | events/s | peak RSS |");
+    say("|---|---|---|---|---|---|---|---|");
     // Interleaved, so that every form sees the same machine: launches in blocks of three, form
     // after form; then the rounds of events, form after form.
     const starts: number[][] = rows.map(() => []);
@@ -136,10 +151,10 @@ async function main(): Promise<void> {
     for (const [i, row] of rows.entries()) {
       const t = starts[i]!;
       const rate = median(figures[i]!.map((f) => f.phases[0]!.events_per_sec));
-      const rss = Math.max(...figures[i]!.flatMap((f) => f.memory.plugins.map((p) => p.hwm))) / 1024;
+      const highest = (k: "hwm" | "anonIdle" | "anonPeak") => Math.max(...figures[i]!.flatMap((f) => f.memory.plugins.map((p) => p[k]))) / 1024;
       say(
         `| ${row.label} | ${row.needsNode ? "needed" : "no"} | ${mib(row.bytes)}${row.needsNode ? " (with node)" : ""} | ` +
-          `${median(t).toFixed(1)} ms (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${rate.toFixed(0)} | ${rss.toFixed(1)} MiB |`,
+          `${median(t).toFixed(1)} ms (${Math.min(...t).toFixed(1)}–${Math.max(...t).toFixed(1)}) | ${highest("anonIdle").toFixed(1)} MiB | ${highest("anonPeak").toFixed(1)} MiB | ${rate.toFixed(0)} | ${highest("hwm").toFixed(1)} MiB |`,
       );
     }
 
@@ -159,7 +174,7 @@ async function main(): Promise<void> {
     // Three plugins at once: one engine file mapped three times, against three executables.
     const three = join(work, "three");
     mkdirSync(three);
-    for (let i = 0; i < 3; i++) copyFileSync(rows[1]!.cmd[0], join(three, `bench-${i}`));
+    for (let i = 0; i < 3; i++) copyFileSync(seaRow.cmd[0], join(three, `bench-${i}`));
     for (let i = 0; i < 3; i++) chmodSync(join(three, `bench-${i}`), 0o755);
     // The session names its plugins bench-0..2: each runs its own copy.
     const picker = join(three, "pick");
@@ -168,7 +183,7 @@ async function main(): Promise<void> {
     const pss = { layered: [] as number[], sea: [] as number[] };
     for (let r = 0; r < rounds; r++) {
       const sum = (s: Awaited<ReturnType<typeof runSession>>) => s.memory.plugins.reduce((n, p) => n + p.pss, 0) / 1024;
-      pss.layered.push(sum(await session(rows.at(-1)!.cmd, 3)));
+      pss.layered.push(sum(await session(imageRow.cmd, 3)));
       pss.sea.push(sum(await session([picker, []], 3)));
     }
     say("");

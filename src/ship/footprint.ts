@@ -21,11 +21,11 @@ export const POD_RESOURCES = {
 export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=1", "--single-threaded", "--initial-old-space-size=2"];
 
 /**
- * What a Bun plugin (`nri-wire build --engine bun`) always starts with: nothing beyond Bun's
- * defaults. `--smol` (a smaller heap, collected more often) and a later JIT tier-up
- * (`--compile-jit-policy`) were measured in `npm run bench -- --only footprint` and did not lower
- * the peak enough to pay for their cost; JavaScriptCore's top tier, whose code is most of the
- * peak, can only be turned off by environment (`BUN_JSC_useFTLJIT=0`), which an executable the
- * runtime launches does not carry (docs/deployment.md).
+ * What a Bun plugin (`nri-wire build --engine bun`) always starts with: Bun's defaults. Measured
+ * with the bench plugin (one plugin, 6 s of events from the TypeScript runtime, the plugin's
+ * highest RssAnon): `--smol` (a smaller heap, collected more often) and a later JIT tier-up
+ * (`--compile-jit-policy`) lowered the peak by less than a tenth; what does lower it, turning
+ * JavaScriptCore's top tier off (`BUN_JSC_useFTLJIT=0`, about a third less), is an environment
+ * variable, which an executable the runtime launches does not carry (docs/deployment.md).
  */
 export const BUN_EXEC_ARGV: readonly string[] = [];

@@ -33,6 +33,7 @@ const gate = prerequisites("ship", "the built plugin under containerd and CRI-O,
 const PLUGIN = { name: "adjuster", idx: "10", entry: join(ROOT, "test/ship/fixtures/adjuster.ts") } as const;
 const ID = `${PLUGIN.idx}-${PLUGIN.name}`;
 const OUT = join(ROOT, "test/runtimes/.bin/ship");
+const OUT_BUN = join(ROOT, "test/runtimes/.bin/ship-bun");
 const STATE_DIR = "/run/nri-plugin";
 /**
  * The DaemonSet's securityContext in CRI's words: root, no capability, read-only root, no
@@ -84,6 +85,28 @@ interface Registry {
   repository: string;
   proc: Started;
   dir: string;
+}
+
+/** The same plugin built with `--engine bun` for this host, under its own repository: its executable and image. */
+interface ShippedBun {
+  imageRef: string;
+  executable: string;
+  image: string;
+}
+
+let shippedBun: Promise<ShippedBun> | undefined;
+
+/** `nri-wire build --engine bun` of the fixture plugin for this host (Bun from the npm registry), once per run of the suite. */
+function shipBun(): Promise<ShippedBun> {
+  shippedBun ??= (async () => {
+    const args = ["build", PLUGIN.entry, "--name", PLUGIN.name, "--idx", PLUGIN.idx, "--out", OUT_BUN, "--engine", "bun", "--repository", `localhost/nri-wire/${PLUGIN.name}-bun`];
+    const r = await runForExit(NRI_WIRE[0]!, [...NRI_WIRE.slice(1), ...args], 1_200_000);
+    if (r.code !== 0) throw new Error(`ship: nri-wire build --engine bun failed (${r.code}): ${r.stderr}`);
+    const m = /\(([^@\s]+:[^@\s]+)@sha256:[0-9a-f]{64}, /.exec(r.stdout);
+    if (m === null) throw new Error(`ship: nri-wire build --engine bun printed no image reference: ${r.stdout}`);
+    return { imageRef: m[1]!, executable: join(OUT_BUN, ID), image: join(OUT_BUN, `${PLUGIN.name}.oci.tar`) };
+  })();
+  return shippedBun;
 }
 
 let registry: Promise<Registry> | undefined;
@@ -195,7 +218,7 @@ class Cri {
 }
 
 /** Puts the archive into the runtime's store: containerd's k8s.io namespace (running), CRI-O's storage (before it starts). */
-async function loadImage(runtime: string, built: Built, dir: string, image: Shipped, rt?: RunningRuntime): Promise<void> {
+async function loadImage(runtime: string, built: Built, dir: string, image: Pick<Shipped, "image" | "imageRef">, rt?: RunningRuntime): Promise<void> {
   const log = join(dir, "ship-image.log");
   if (runtime === "containerd") {
     // As docs/deployment.md loads it.
@@ -231,6 +254,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   let logs = "";
   let runs = 0;
   let image!: Shipped;
+  let bunImage!: ShippedBun;
   let reg!: Registry;
   let rt: RunningRuntime | undefined;
   let cri!: Cri;
@@ -247,13 +271,14 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     createdHostPaths.push(...runtime.hostPaths.filter((h) => !existsSync(h)));
     Object.assign(built, await build([name, "node", "crane", "qemu"]));
     image = await ship(built);
+    bunImage = await shipBun();
     reg = await startRegistry(built, image);
     undoQemu = registerQemu(built.QEMU!.replace(/^.*qemu-(\w+)-static$/, "$1"), built.QEMU!);
     dir = workDir(name === "containerd" ? "shipc" : "shipo");
     logs = logDir(built, `ship-${name}`);
-    if (name !== "containerd") await loadImage(name, built, dir, image);
+    if (name !== "containerd") for (const i of [image, bunImage]) await loadImage(name, built, dir, i);
     await start();
-    if (name === "containerd") await loadImage(name, built, dir, image, rt);
+    if (name === "containerd") for (const i of [image, bunImage]) await loadImage(name, built, dir, i, rt);
   }, 3_600_000);
 
   afterAll(async () => {
@@ -429,6 +454,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
   it.each([
     { form: "host", exe: () => image.executable, emulated: false },
     { form: "linux/arm64 (through qemu-user)", exe: () => image.foreignExecutable, emulated: true },
+    { form: "host, engine bun", exe: () => bunImage.executable, emulated: false },
   ])("pre-installed, $form (NN-NAME copied into the plugin directory, its config in the config directory): launched by the runtime, adjusts a pod, launched again after a restart", async ({ exe, emulated }) => {
     await cri.removeAll();
     await rt!.stop();
@@ -450,6 +476,18 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     await waitUntil(() => plugins().length === 1, "the runtime did not launch the pre-installed plugin again", 60_000, () => `; ${where()}`);
     expect(plugins()[0]).not.toBe(first);
     expectAdjusted(await cri.adjustedPod("d"), "from-conf-d", where());
+  }, 600_000);
+
+  it("its Bun image (--engine bun), run as a pod as the DaemonSet runs it, registers (its readiness probe says so), adjusts another pod's container with the mounted config, and is confined alike", async () => {
+    // No other instance of the plugin: the pre-installed one goes with the runtime's restart.
+    await cri.removeAll();
+    await rt!.stop();
+    await start();
+    const container = await pluginPod("plugin-bun", bunImage.imageRef, "from-bun-configmap");
+    expect((await probeReady(container)).text).toMatch(new RegExp(`^${ID}: registered with ${runtimeName} `));
+    expectAdjusted(await cri.adjustedPod("e"), "from-bun-configmap", where());
+    expect(await cri.logLines(container)).toEqual([expect.stringMatching(new RegExp(`^${ID}: registered with ${runtimeName} \\S+ on /var/run/nri/nri.sock$`))]);
+    expect(confinement(await cri.pid(container))).toEqual({ seccomp: "2", noNewPrivs: "1", capEff: "0000000000000000" });
   }, 600_000);
 });
 
