@@ -1,8 +1,9 @@
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { filesUnder, runBuild } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 
 /*
@@ -14,25 +15,7 @@ const ROOT = resolve(import.meta.dirname, "../..");
 const FIXTURES = resolve(import.meta.dirname, "fixtures");
 const dir = tempDir("nriw-bun-");
 const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
-
-/** `nri-wire build --engine bun` from `cwd` with its own download cache; resolves with its output lines. */
-function build(cwd: string, entry: string, name: string, out: string, cache: string): Promise<string[]> {
-  const args = ["--import", join(ROOT, "node_modules/tsx/dist/esm/index.mjs"), join(ROOT, "src/cli/main.ts"), "build", entry, "--name", name, "--idx", "10", "--out", out, "--engine", "bun"];
-  return new Promise((res, rej) => {
-    execFile(process.execPath, args, { cwd, env: { ...process.env, XDG_CACHE_HOME: cache }, timeout: 300_000 }, (err, stdout, stderr) => {
-      if (err !== null) rej(new Error(`build failed: ${stderr}`));
-      else res(stdout.trim().split("\n"));
-    });
-  });
-}
-
-/** The files under `out`, relative to it, sorted. */
-function files(out: string): string[] {
-  return readdirSync(out, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
-    .sort();
-}
+const BUN = ["--engine", "bun"];
 
 interface Descriptor {
   digest: string;
@@ -66,14 +49,14 @@ describe("nri-wire build --engine bun", () => {
   let linesB: string[] = [];
   beforeAll(async () => {
     // Two builds of the same entry from different directories, each fetching Bun into its own cache.
-    linesA = await build(ROOT, join(FIXTURES, "adjuster.ts"), "adjuster", a, join(dir, "cache-a"));
-    linesB = await build("/", join(FIXTURES, "adjuster.ts"), "adjuster", b, join(dir, "cache-b"));
-    await build(ROOT, join(FIXTURES, "probe.ts"), "probe", other, join(dir, "cache-a"));
+    linesA = await runBuild({ cwd: ROOT, entry: join(FIXTURES, "adjuster.ts"), name: "adjuster", out: a, args: BUN, cache: join(dir, "cache-a") });
+    linesB = await runBuild({ cwd: "/", entry: join(FIXTURES, "adjuster.ts"), name: "adjuster", out: b, args: BUN, cache: join(dir, "cache-b") });
+    await runBuild({ cwd: ROOT, entry: join(FIXTURES, "probe.ts"), name: "probe", out: other, args: BUN, cache: join(dir, "cache-a") });
   }, 600_000);
 
   it("writes the same outputs as the Node form, and two builds from other directories give the same bytes", () => {
-    expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
-    for (const f of files(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
+    expect(filesUnder(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
+    for (const f of filesUnder(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
     expect(linesB.map((l) => l.replaceAll(b, "OUT"))).toEqual(linesA.map((l) => l.replaceAll(a, "OUT")));
     expect(linesA[0]).toMatch(/^build: engine bun 1\.\d+\.\d+ for linux\/\w+ \(@oven\/bun-linux-\w+@1\.\d+\.\d+ from the npm registry; stripped [\d.]+ MiB to [\d.]+ MiB\)$/);
   });

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform } from "../../src/ship/platform.js";
 import { nodeLine, prerequisites } from "../support/prerequisites.js";
+import { filesUnder, runBuild } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -17,29 +18,6 @@ const dir = gate.ok ? tempDir("nriw-image-") : "";
 const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
 
 const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
-
-/**
- * `nri-wire build` as a user runs it, from `cwd`, with its own download cache (so that nothing
- * one build made, a compressed layer, serves the other); resolves with its output lines. `repo`
- * is the checkout of nri-wire that builds (default this one).
- */
-function build(cwd: string, entry: string, name: string, out: string, env: NodeJS.ProcessEnv = {}, repo = ROOT): Promise<string[]> {
-  const args = ["--import", join(repo, "node_modules/tsx/dist/esm/index.mjs"), join(repo, "src/cli/main.ts"), "build", entry, "--name", name, "--idx", "10", "--out", out];
-  return new Promise((res, rej) => {
-    execFile(process.execPath, args, { cwd, env: { ...process.env, XDG_CACHE_HOME: join(out, "..", `cache-${name}`), ...env }, timeout: 300_000 }, (err, stdout, stderr) => {
-      if (err !== null) rej(new Error(`build failed: ${stderr}`));
-      else res(stdout.trim().split("\n"));
-    });
-  });
-}
-
-/** The files under `out`, relative to it, sorted. */
-function files(out: string): string[] {
-  return readdirSync(out, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
-    .sort();
-}
 
 /**
  * A clean clone of this repository's HEAD at `path`, its packages installed: hard links to this
@@ -100,9 +78,9 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     mkdirSync(join(dir, "b"));
     mkdirSync(join(dir, "c"));
     // Two builds of the same entry from different directories, with different clocks.
-    linesA = await build(ROOT, join(FIXTURES, "adjuster.ts"), "adjuster", a);
-    linesB = await build("/", join(FIXTURES, "adjuster.ts"), "adjuster", b);
-    await build(ROOT, join(FIXTURES, "probe.ts"), "probe", other);
+    linesA = await runBuild({ cwd: ROOT, entry: join(FIXTURES, "adjuster.ts"), name: "adjuster", out: a });
+    linesB = await runBuild({ cwd: "/", entry: join(FIXTURES, "adjuster.ts"), name: "adjuster", out: b });
+    await runBuild({ cwd: ROOT, entry: join(FIXTURES, "probe.ts"), name: "probe", out: other });
     const { blob, index, manifest, config } = readImage(join(a, "adjuster.oci.tar"), host.architecture);
     const rootfs = join(dir, "rootfs");
     mkdirSync(rootfs);
@@ -117,9 +95,9 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
   }, 600_000);
 
   it("two builds of the same entry, from other directories at other times, give the same bytes: executable, image, SBOM, manifests", () => {
-    expect(files(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
-    expect(files(b)).toEqual(files(a));
-    for (const f of files(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
+    expect(filesUnder(a)).toEqual(["10-adjuster", "adjuster.cdx.json", "adjuster.oci.tar", "chart/Chart.yaml", "chart/templates/_helpers.tpl", "chart/templates/configmap.yaml", "chart/templates/daemonset.yaml", "chart/templates/service.yaml", "chart/templates/servicemonitor.yaml", "chart/values.yaml", "kubernetes/daemonset.yaml"]);
+    expect(filesUnder(b)).toEqual(filesUnder(a));
+    for (const f of filesUnder(a)) expect(sha256(readFileSync(join(b, f))), f).toBe(sha256(readFileSync(join(a, f))));
     // The printed lines differ only in the output directory.
     expect(linesB.map((l) => l.replaceAll(b, "OUT"))).toEqual(linesA.map((l) => l.replaceAll(a, "OUT")));
   });
@@ -216,11 +194,11 @@ describe.skipIf(!gate.ok)("two clean clones", () => {
     const second = cloneRepository(join(dir, "clones/two/deeper/nri-wire"));
     const outs = [join(dir, "clones/one/out"), join(dir, "clones/two/out")] as const;
     const lines = [
-      await build(first, join(first, "test/ship/fixtures/adjuster.ts"), "adjuster", outs[0], {}, first),
-      await build("/", join(second, "test/ship/fixtures/adjuster.ts"), "adjuster", outs[1], {}, second),
+      await runBuild({ cwd: first, entry: join(first, "test/ship/fixtures/adjuster.ts"), name: "adjuster", out: outs[0], repo: first }),
+      await runBuild({ cwd: "/", entry: join(second, "test/ship/fixtures/adjuster.ts"), name: "adjuster", out: outs[1], repo: second }),
     ];
-    expect(files(outs[1])).toEqual(files(outs[0]));
-    for (const f of files(outs[0])) expect(sha256(readFileSync(join(outs[1], f))), f).toBe(sha256(readFileSync(join(outs[0], f))));
+    expect(filesUnder(outs[1])).toEqual(filesUnder(outs[0]));
+    for (const f of filesUnder(outs[0])) expect(sha256(readFileSync(join(outs[1], f))), f).toBe(sha256(readFileSync(join(outs[0], f))));
     const digest = (l: string[]) => /@(sha256:[0-9a-f]{64}),/.exec(l.find((x) => x.includes(".oci.tar"))!)![1];
     expect(digest(lines[1]!)).toBe(digest(lines[0]!));
     expect(lines[1]!.map((l) => l.replaceAll(outs[1], "OUT"))).toEqual(lines[0]!.map((l) => l.replaceAll(outs[0], "OUT")));
