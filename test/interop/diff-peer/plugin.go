@@ -212,12 +212,10 @@ func (p *scripted) interceptClient(ctx context.Context, req *ttrpc.Request, resp
 		return invoke(ctx, req, resp)
 	}
 	if p.script.HangRegister {
-		select {
-		case <-p.connGone:
-			return ttrpc.ErrClosed
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+		// Not the call's own deadline: pkg/stub gives RegisterPlugin its default registration
+		// timeout (5 s), which must not end the hold before the runtime's timeout does.
+		<-p.connGone
+		return ttrpc.ErrClosed
 	}
 	if p.script.RegisterName != nil || p.script.RegisterIdx != nil {
 		r := &api.RegisterPluginRequest{}
