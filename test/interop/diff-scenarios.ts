@@ -89,10 +89,17 @@ export interface Scenario {
 
 // --- fixtures ---------------------------------------------------------------------------------
 
-/** A short request timeout for scenarios where a plugin times out; long enough for a loaded machine. */
-const SHORT_MS = 800;
-/** A short registration timeout, for the scenario where a plugin never registers. */
-const SHORT_REGISTRATION_MS = 1000;
+/**
+ * The request timeout of scenarios where a plugin times out. The healthy plugins beside it must
+ * answer within it on a loaded machine, with a few scenarios running at once; a hang costs it
+ * whatever it is, so it is generous.
+ */
+const HANG_REQUEST_MS = 5000;
+/**
+ * The registration timeout of the scenario where a plugin never registers: generous like
+ * HANG_REQUEST_MS, and not the default (5 s), so that the one given is seen to be passed on.
+ */
+const HANG_REGISTRATION_MS = 6000;
 
 export const POD0: Json = { id: "pod0", name: "sync-pod", uid: "uid-pod0", namespace: "default" };
 export const POD: Json = { id: "pod1", name: "demo-pod", uid: "uid-pod1", namespace: "default", labels: { app: "demo" } };
@@ -206,7 +213,7 @@ function timingOut(description: string, failurePolicy?: Script["failurePolicy"])
   return {
     description,
     state: STATE,
-    requestTimeoutMs: SHORT_MS,
+    requestTimeoutMs: HANG_REQUEST_MS,
     plugins: [
       plugin("10", "slow", { events: [...events], ...(failurePolicy ? { failurePolicy } : {}), on: { CreateContainer: [{ hang: true }, adjust({ annotations: { slow: "2" } })] } }),
       plugin("20", "ok", { events: [...events], on: { CreateContainer: [adjust({ annotations: { ok: "1" } })] } }),
@@ -459,7 +466,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   validators: {
     description: "validators: approve, reject with and without a reason, fail, several rejecting; what they are sent",
     state: STATE,
-    requestTimeoutMs: SHORT_MS,
+    requestTimeoutMs: HANG_REQUEST_MS,
     plugins: [
       creator("10", "a", adjust({ annotations: { a: "1" }, env: [{ key: "-A" }, { key: "N", value: "1" }], hooks: { prestart: [{ path: "/h" }] } }, [cu("ctr0", { cpu: { shares: { value: "3" } } })])),
       plugin("15", "pods-only", { events: ["RunPodSandbox"] }),
@@ -474,7 +481,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   "validator-failure-policy": {
     description: "a validator timing out always fails the event; keep_connected keeps it, otherwise it is dropped",
     state: STATE,
-    requestTimeoutMs: SHORT_MS,
+    requestTimeoutMs: HANG_REQUEST_MS,
     plugins: [
       creator("10", "a", adjust({ annotations: { a: "1" } })),
       plugin("80", "keep", { events: ["ValidateContainerAdjustment"], failurePolicy: { keepConnected: true }, on: { ValidateContainerAdjustment: [{ hang: true }, OK] } }),
@@ -571,7 +578,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   "failure-policy-other-events": {
     description: "timeouts on events without a response, under each policy",
     state: STATE,
-    requestTimeoutMs: SHORT_MS,
+    requestTimeoutMs: HANG_REQUEST_MS,
     plugins: [
       plugin("10", "keep", { events: ["RunPodSandbox", "StopContainer"], failurePolicy: { keepConnected: true }, on: { RunPodSandbox: [{ hang: true }, OK], StopContainer: [{ hang: true }, OK] } }),
       plugin("20", "fail", { events: ["RunPodSandbox", "StopContainer"], failurePolicy: { failRequest: true, keepConnected: true }, on: { RunPodSandbox: [OK, { hang: true }, OK] } }),
@@ -697,7 +704,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   registration: {
     description: "plugins refused at registration or configuration, a registration timeout; the others keep working",
     state: STATE,
-    registrationTimeoutMs: SHORT_REGISTRATION_MS,
+    registrationTimeoutMs: HANG_REGISTRATION_MS,
     plugins: [
       plugin("10", "bad-name", { registerName: "bad name" }),
       plugin("11", "empty-name", { registerName: "" }),
@@ -728,7 +735,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   "synchronize-timeout": {
     description: "a plugin that does not answer Synchronize in time is refused; the others are not held up",
     state: STATE,
-    requestTimeoutMs: SHORT_MS,
+    requestTimeoutMs: HANG_REQUEST_MS,
     plugins: [
       plugin("10", "hangs", { events: CREATE_ONLY, synchronize: { hang: true } }),
       creator("20", "ok", adjust({ annotations: { ok: "1" } })),
