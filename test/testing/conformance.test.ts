@@ -1,10 +1,32 @@
 import { describe, expect, it } from "vitest";
-import { runConformance } from "../../src/testing/conformance.js";
+import { type ConformanceReport, runConformance } from "../../src/testing/conformance.js";
 import { diffJson, parseExpectations } from "../../src/testing/expectations.js";
 import { formatJunit, formatTable } from "../../src/testing/conformance-report.js";
 import { FLAWS, brokenStarter } from "./broken-plugin.js";
 
-const timeouts = { requestTimeoutMs: 1000, registrationTimeoutMs: 5000, goneTimeoutMs: 1000, shutdownWindowMs: 300 };
+/**
+ * Long enough for every healthy call and exit on a loaded machine: only the timeouts flaw waits
+ * its request timeout out. The window after Shutdown is short where no stray write is to be seen.
+ */
+const timeouts = { requestTimeoutMs: 3000, registrationTimeoutMs: 5000, goneTimeoutMs: 5000, shutdownWindowMs: 300 };
+
+/** The timeouts of a run of the plugin with `flaw`. */
+function timeoutsFor(flaw: (typeof FLAWS)[number]): typeof timeouts {
+  // The stray write comes 50 ms after the Shutdown answer: a long window reads it even after a
+  // stall that fires both timers at once.
+  if (flaw === "after-shutdown") return { ...timeouts, shutdownWindowMs: 5000 };
+  // The plugin never goes, so the gone timeout fires whatever its length; nothing else waits on it.
+  if (flaw === "restart") return { ...timeouts, goneTimeoutMs: 1000 };
+  return timeouts;
+}
+
+/** The report on the plugin with the after-shutdown flaw, run once for the tests that read it. */
+let afterShutdown: Promise<ConformanceReport> | undefined;
+function runFlawed(flaw: (typeof FLAWS)[number]): Promise<ConformanceReport> {
+  const run = (): Promise<ConformanceReport> => runConformance({ starter: brokenStarter(flaw), dialects: ["v1beta1"], ...timeoutsFor(flaw) });
+  if (flaw === "after-shutdown") return (afterShutdown ??= run());
+  return run();
+}
 
 /** What each broken plugin's one failure says. */
 const MESSAGES: Record<(typeof FLAWS)[number], string | RegExp> = {
@@ -17,7 +39,7 @@ const MESSAGES: Record<(typeof FLAWS)[number], string | RegExp> = {
   ids: 'UpdateContainer updates container "ghost", which does not exist',
   creating: 'CreateContainer updates "ctr1", the container being created',
   merge: 'CreateContainer: plugins "50-broken" and "50-broken" both tried to set Env TWICE',
-  timeouts: "UpdateContainer (sent as nri.pkg.api.v1beta1.Plugin/UpdateContainer) took longer than 1000 ms",
+  timeouts: "UpdateContainer (sent as nri.pkg.api.v1beta1.Plugin/UpdateContainer) took longer than 3000 ms",
   alive: /^plugin (closed its connection|exited when its connection closed)$/u,
   unsolicited: 'UpdateContainers after PostStartContainer updates container "ghost", which does not exist',
   shutdown: "Shutdown (sent as nri.pkg.api.v1beta1.Plugin/Shutdown) failed: unknown: boom",
@@ -53,7 +75,7 @@ describe("the conformance suite", () => {
   });
 
   it.each(FLAWS.map((f) => [f]))("fails a plugin broken for %s on that check alone", async (flaw) => {
-    const report = await runConformance({ starter: brokenStarter(flaw), dialects: ["v1beta1"], ...timeouts });
+    const report = await runFlawed(flaw);
     expect(report.passed).toBe(false);
     const failed = report.dialects[0]!.checks.filter((c) => c.status === "fail");
     expect(failed.map((c) => c.id)).toEqual([flaw]);
@@ -72,10 +94,10 @@ describe("the conformance suite", () => {
   });
 
   it("shows the offending message decoded: the stray write after Shutdown, the bad answer", async () => {
-    const stray = await runConformance({ starter: brokenStarter("after-shutdown"), dialects: ["v1beta1"], ...timeouts });
+    const stray = await runFlawed("after-shutdown");
     const failure = stray.dialects[0]!.checks.find((c) => c.id === "after-shutdown")!.failures[0]!;
     expect(failure.offending).toEqual([{ conn: 2, stream: 3, method: "UpdateContainers", payload: { update: [{ containerId: "ctr1" }] } }]);
-    const bad = await runConformance({ starter: brokenStarter("ids"), dialects: ["v1beta1"], ...timeouts });
+    const bad = await runFlawed("ids");
     expect(bad.dialects[0]!.checks.find((c) => c.id === "ids")!.failures[0]!.offending).toEqual({ update: [{ containerId: "ghost" }] });
     const table = formatTable(bad);
     expect(table).toContain('  FAIL  ids             updates and evictions name containers that exist\n                        UpdateContainer updates container "ghost", which does not exist\n');
