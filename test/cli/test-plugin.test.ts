@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ConformanceReport } from "../../src/testing/conformance.js";
 import { runPeer, socketDir, tsCommand } from "../interop/support.js";
 import { nriPeer, useGoPeers } from "../support/go-peers.js";
+import { SLOW_START } from "../support/slow-start.js";
 
 /**
  * `nri-wire test-plugin` as CI runs it, on every plugin the project ships (the example plugin in
@@ -39,10 +40,7 @@ function expectPassed(report: ConformanceReport, deprecated: Record<string, stri
   expect(report.passed).toBe(true);
 }
 
-// One dialect at a time, with timeouts a plugin started through tsx meets on a busy machine (its
-// start-up is what they measure here, not the protocol).
-const SLOW_START = ["--registration-timeout", "20000", "--request-timeout", "5000", "--gone-timeout", "10000"];
-
+// One dialect at a time, each with the slow-start timeouts.
 describe("nri-wire test-plugin on the example plugin", () => {
   it.each(["v1beta1", "v1alpha1", "statechange"] as const)("passes the %s dialect in every dialect, launched on fd 3", async (dialect) => {
     const junit = join(socketDir(), "junit.xml");
