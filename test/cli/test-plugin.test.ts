@@ -63,7 +63,7 @@ describe("nri-wire test-plugin on the Go stub plugin", () => {
 
   it.skipIf(!hasGo).each(["v0.12.5", "v0.11.0"] as const)("passes the %s build in every dialect, started against --socket", async (version) => {
     const socket = join(socketDir(), "plugin.sock");
-    const r = await runPeer(cli, ["test-plugin", "--json", "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version], "plugin", "--socket", socket]);
+    const r = await runPeer(cli, ["test-plugin", "--json", ...SLOW_START, "--socket", socket, "--name", "peer-plugin", "--idx", "10", "--", peers[version], "plugin", "--socket", socket]);
     expect(r.code, r.stderr).toBe(0);
     const report = JSON.parse(r.lines.join("\n")) as ConformanceReport;
     const old = OLD_EVENTS.map((e) => `10-peer-plugin does not implement a dedicated ${e} RPC call`);
