@@ -3,6 +3,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { command, prerequisites } from "../support/prerequisites.js";
+import { SLOW_START } from "../support/slow-start.js";
 import { socketPath } from "../support/socket.js";
 import { tempDir } from "../support/temp.js";
 
@@ -43,10 +44,13 @@ beforeAll(async () => {
   Object.assign(bundles, { plugin, cli, testRuntime });
 });
 
+/** How long one run of an engine may take: three dialects, each with cold starts of the plugin. */
+const RUN_LIMIT_MS = 240_000;
+
 /** `nri-wire test-plugin --json` run by `runtime` (an engine's command) on `plugin`; its report, failing with the checks that failed. */
 async function conformance(runtime: readonly string[], args: readonly string[], plugin: readonly string[]): Promise<void> {
   const [cmd, ...pre] = runtime;
-  const { stdout } = await run(cmd!, [...pre, bundles.cli, "test-plugin", "--json", ...args, "--", ...plugin], { timeout: 50_000 }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? "", stderr: e.stderr }));
+  const { stdout } = await run(cmd!, [...pre, bundles.cli, "test-plugin", "--json", ...SLOW_START, ...args, "--", ...plugin], { timeout: RUN_LIMIT_MS }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? "", stderr: e.stderr }));
   const report = JSON.parse(stdout) as { passed: boolean; dialects: { dialect: string; passed: boolean; stderr?: string; checks: { id: string; status: string; failures: { message: string }[] }[] }[] };
   const failed = report.dialects.flatMap((d) => d.checks.filter((c) => c.status === "fail").map((c) => `${d.dialect}/${c.id}: ${c.failures.map((f) => f.message).join("; ")}${d.stderr === undefined ? "" : ` (stderr: ${d.stderr})`}`));
   expect(failed).toEqual([]);
@@ -68,24 +72,24 @@ describe.each(ENGINES)("on $label", (engine) => {
 
   it.runIf(gate.ok)("a pre-installed plugin, its connection on fd 3, passes the conformance suite of a Node runtime", async () => {
     await conformance(node, [], [...engine.run, bundles.plugin]);
-  });
+  }, 300_000);
 
   it.runIf(gate.ok)("a plugin on a socket passes it too, reconnecting after the runtime restarts", async () => {
     const path = socketPath();
     await conformance(node, ["--socket", path], [...engine.run, bundles.plugin, "--socket", path]);
-  });
+  }, 300_000);
 
   it.runIf(gate.ok)("the runtime side: the conformance suite runs there, and passes a plugin on Node on fd 3", async () => {
     await conformance(engine.run, [], [...node, bundles.plugin]);
-  });
+  }, 300_000);
 
   it.runIf(gate.ok)("and passes a plugin on Node on a socket", async () => {
     const path = socketPath();
     await conformance(engine.run, ["--socket", path], [...node, bundles.plugin, "--socket", path]);
-  });
+  }, 300_000);
 
   it.runIf(gate.ok)("TestRuntime runs there, with a plugin in-process, and the engine is told apart", async () => {
-    const { stdout } = await run(engine.run[0], [...engine.run.slice(1), bundles.testRuntime], { timeout: 50_000 });
+    const { stdout } = await run(engine.run[0], [...engine.run.slice(1), bundles.testRuntime], { timeout: RUN_LIMIT_MS });
     expect(JSON.parse(stdout)).toEqual({ engine: engine.name, env: ["ENGINE=checked"] });
-  });
+  }, 300_000);
 });
