@@ -61,6 +61,7 @@ func runDrive(args []string) {
 	name := fs.String("runtime-name", "nri-wire-peer", "runtime name sent in Configure")
 	version := fs.String("runtime-version", nriVersion, "runtime version sent in Configure")
 	annotations := fs.String("pod-annotations", "{}", "JSON object of annotations for the pod of CreateContainer, UpdateContainer and StopContainer")
+	limits := timeoutFlags(fs)
 	fs.Parse(args)
 	if *socket == "" || fs.NArg() != 0 {
 		fail("drive: --socket PATH is required")
@@ -81,13 +82,11 @@ func runDrive(args []string) {
 		c.Linux = &api.LinuxContainer{Sysctl: map[string]string{"net.core.somaxconn": "4096"}}
 		return c
 	}
-	time.AfterFunc(overallTimeout, func() { fail("drive: did not finish within %v", overallTimeout) })
+	limits.apply("drive")
 
 	mon := &monitor{}
 	logger := &stderrLogger{prefix: "[nri-peer drive " + nriVersion + "]", hook: mon.hook}
 	nrilog.Set(logger)
-	adaptation.SetPluginRegistrationTimeout(registrationTimeout)
-	adaptation.SetPluginRequestTimeout(requestTimeout)
 
 	var mu sync.Mutex
 	syncCalls := 0
@@ -114,7 +113,7 @@ func runDrive(args []string) {
 		return nil, nil
 	}
 	deps := &deprecations{}
-	r := startAdaptation("drive", *socket, *name, *version, syncFn, updateFn, deps, *nplugins, syncedC)
+	r := startAdaptation("drive", *socket, *name, *version, syncFn, updateFn, deps, *nplugins, syncedC, limits.pluginWait)
 
 	mon.arm(true)
 	ctx := context.Background()
@@ -170,12 +169,12 @@ func runDrive(args []string) {
 	plain("RemovePodSandbox")
 	mon.arm(false)
 
-	wait := time.After(pluginWaitTimeout)
+	wait := time.After(limits.pluginWait)
 	for n := 0; n < *nupdates; n++ {
 		select {
 		case <-updatesC:
 		case <-wait:
-			fail("drive: only %d of %d unsolicited updates arrived within %v", n, *nupdates, pluginWaitTimeout)
+			fail("drive: only %d of %d unsolicited updates arrived within %v", n, *nupdates, limits.pluginWait)
 		}
 	}
 	emit(deprecationsLine{Deprecations: deps.list()})

@@ -75,7 +75,7 @@ func (l *stderrLogger) Errorf(_ context.Context, format string, args ...any) {
 }
 
 func usage() {
-	fmt.Fprintf(os.Stderr, "usage:\n  %[1]s runtime --socket PATH [--plugins N]\n  %[1]s plugin --socket PATH [--name NAME] [--idx NN]\n", os.Args[0])
+	fmt.Fprintf(os.Stderr, "usage:\n  %[1]s runtime --socket PATH [--plugins N] [TIMEOUTS]\n  %[1]s drive --socket PATH [--plugins N] [--updates N] [--runtime-name NAME] [--runtime-version V] [--pod-annotations JSON] [TIMEOUTS]\n  %[1]s plugin --socket PATH [--name NAME] [--idx NN]\nTIMEOUTS: [--registration-timeout D] [--request-timeout D] [--plugin-wait D] [--overall D] (Go durations)\n", os.Args[0])
 	os.Exit(2)
 }
 

@@ -13,15 +13,36 @@ import (
 	nrilog "github.com/containerd/nri/pkg/log"
 )
 
-const (
-	// Timeouts handed to pkg/adaptation (and, via Configure, to plugins).
-	registrationTimeout = 5 * time.Second
-	requestTimeout      = 3 * time.Second
-	// How long to wait for the requested number of plugins to synchronize.
-	pluginWaitTimeout = 20 * time.Second
-	// Hard limit for the whole program.
-	overallTimeout = 30 * time.Second
-)
+// timeouts are the deadlines of `runtime` and `drive`, each a flag: a caller whose plugins start
+// slowly (a TypeScript plugin cold-started on a busy machine) widens them.
+type timeouts struct {
+	// Handed to pkg/adaptation (and, via Configure, to plugins).
+	registration, request time.Duration
+	// How long to wait for the requested number of plugins to synchronize (and, in drive, for
+	// the unsolicited updates).
+	pluginWait time.Duration
+	// Hard limit for the whole program, from its start.
+	overall time.Duration
+}
+
+// timeoutFlags defines the timeouts' flags on fs.
+func timeoutFlags(fs *flag.FlagSet) *timeouts {
+	t := &timeouts{}
+	fs.DurationVar(&t.registration, "registration-timeout", 5*time.Second, "plugin registration timeout handed to pkg/adaptation")
+	fs.DurationVar(&t.request, "request-timeout", 3*time.Second, "plugin request timeout handed to pkg/adaptation")
+	fs.DurationVar(&t.pluginWait, "plugin-wait", 20*time.Second, "how long to wait for the plugins to synchronize")
+	fs.DurationVar(&t.overall, "overall", 30*time.Second, "hard limit for the whole program")
+	return t
+}
+
+// apply arms the overall limit (failing as cmd) and hands the plugin timeouts to pkg/adaptation.
+func (t *timeouts) apply(cmd string) {
+	time.AfterFunc(t.overall, func() {
+		fail("%s: did not finish within %v", cmd, t.overall)
+	})
+	adaptation.SetPluginRegistrationTimeout(t.registration)
+	adaptation.SetPluginRequestTimeout(t.request)
+}
 
 // --- fixtures (PEERS.md) ----------------------------------------------------
 
@@ -155,9 +176,9 @@ func (m *monitor) take() []string {
 
 // startAdaptation creates and starts the Go runtime listening on socket (no pre-installed
 // plugins), says it is ready, and returns once nplugins plugins have synchronized (synced gets
-// one value for each) and the last of them has joined the active set. cmd names the command in
-// failures.
-func startAdaptation(cmd, socket, name, version string, syncFn adaptation.SyncFn, updateFn adaptation.UpdateFn, deps *deprecations, nplugins int, synced <-chan struct{}) *adaptation.Adaptation {
+// one value for each, within wait) and the last of them has joined the active set. cmd names
+// the command in failures.
+func startAdaptation(cmd, socket, name, version string, syncFn adaptation.SyncFn, updateFn adaptation.UpdateFn, deps *deprecations, nplugins int, synced <-chan struct{}, wait time.Duration) *adaptation.Adaptation {
 	opts := append([]adaptation.Option{
 		adaptation.WithSocketPath(socket),
 		adaptation.WithPluginPath("/nonexistent/nri-peer/plugins"),
@@ -171,12 +192,12 @@ func startAdaptation(cmd, socket, name, version string, syncFn adaptation.SyncFn
 		fail("%s: cannot start adaptation: %v", cmd, err)
 	}
 	emit(map[string]bool{"ready": true})
-	deadline := time.After(pluginWaitTimeout)
+	deadline := time.After(wait)
 	for n := 0; n < nplugins; n++ {
 		select {
 		case <-synced:
 		case <-deadline:
-			fail("%s: only %d of %d plugins synchronized within %v", cmd, n, nplugins, pluginWaitTimeout)
+			fail("%s: only %d of %d plugins synchronized within %v", cmd, n, nplugins, wait)
 		}
 	}
 	// The last plugin is added to the active set right after its sync
@@ -189,21 +210,16 @@ func runRuntime(args []string) {
 	fs := flag.NewFlagSet("runtime", flag.ExitOnError)
 	socket := fs.String("socket", "", "socket path to listen on")
 	nplugins := fs.Int("plugins", 1, "number of plugins to wait for")
+	limits := timeoutFlags(fs)
 	fs.Parse(args)
 	if *socket == "" || fs.NArg() != 0 || *nplugins < 0 {
 		fail("runtime: --socket PATH is required (and --plugins N >= 0)")
 	}
-
-	time.AfterFunc(overallTimeout, func() {
-		fail("runtime: did not finish within %v", overallTimeout)
-	})
+	limits.apply("runtime")
 
 	mon := &monitor{}
 	logger := &stderrLogger{prefix: "[nri-peer runtime " + nriVersion + "]", hook: mon.hook}
 	nrilog.Set(logger)
-
-	adaptation.SetPluginRegistrationTimeout(registrationTimeout)
-	adaptation.SetPluginRequestTimeout(requestTimeout)
 
 	var (
 		mu        sync.Mutex
@@ -234,7 +250,7 @@ func runRuntime(args []string) {
 	}
 
 	deps := &deprecations{}
-	r := startAdaptation("runtime", *socket, "nri-wire-peer", nriVersion, syncFn, updateFn, deps, *nplugins, syncedC)
+	r := startAdaptation("runtime", *socket, "nri-wire-peer", nriVersion, syncFn, updateFn, deps, *nplugins, syncedC, limits.pluginWait)
 
 	mon.arm(true)
 	ctx := context.Background()
