@@ -11,6 +11,7 @@ import type { SessionRecord } from "../../src/capture/session-decoder.js";
 import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { runPeer, socketDir, startPeer, tsCommand } from "../interop/support.js";
 import { nriPeer, useGoPeers } from "../support/go-peers.js";
+import { SLOW_START_GO_RUNTIME, SLOW_START_TEST_MS } from "../support/slow-start.js";
 import { indexPath, loadGolden } from "../capture/capture-support.js";
 import { tempDir } from "../support/temp.js";
 
@@ -115,7 +116,7 @@ describe("nri-wire record", () => {
       const dir = socketDir();
       const upstream = join(dir, "rt.sock");
       const listen = join(dir, "cap.sock");
-      const runtime = startPeer([bin["v0.12.5"], []], ["runtime", "--socket", upstream]);
+      const runtime = startPeer([bin["v0.12.5"], []], ["runtime", "--socket", upstream, ...SLOW_START_GO_RUNTIME]);
       await runtime.waitFor((l) => l.includes('"ready":true'));
       const rec = await startRecorder(["--listen", listen, "--upstream", upstream, "--out", join(dir, "go"), "--once"]);
       const plugin = await runPeer([bin["v0.11.0"], []], ["plugin", "--socket", listen]);
@@ -132,6 +133,6 @@ describe("nri-wire record", () => {
       expect(stateChanges).toEqual(viaStateChange(SCRIPT_EVENTS));
       const register = records.find((r) => r.method === "RegisterPlugin" && r.type === "request")!;
       expect(register.payload).toMatchObject({ pluginName: "peer-plugin", pluginIdx: "10" });
-    }, 120_000);
+    }, SLOW_START_TEST_MS);
   });
 });

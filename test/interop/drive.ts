@@ -1,5 +1,6 @@
 import { create, fromJson, toJson, type DescMessage, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Peer, socketDir, startPeer, tsCommand } from "./support.js";
+import { SLOW_START_GO_RUNTIME } from "../support/slow-start.js";
 import { join } from "node:path";
 
 /** Options of `nri-peer drive` (see drive.go). */
@@ -37,7 +38,7 @@ export interface Drive {
 /** Starts the Go runtime `nri-peer drive` on a fresh socket; `plugins` gets the socket path once it listens. */
 export async function drive(goBinary: string, o: DriveOptions, plugins: (socket: string) => Promise<unknown> | unknown): Promise<Drive> {
   const socket = join(socketDir(), "nri.sock");
-  const args = ["drive", "--socket", socket, "--plugins", String(o.plugins ?? 1), "--updates", String(o.updates ?? 0)];
+  const args = ["drive", "--socket", socket, "--plugins", String(o.plugins ?? 1), "--updates", String(o.updates ?? 0), ...SLOW_START_GO_RUNTIME];
   if (o.podAnnotations !== undefined) args.push("--pod-annotations", JSON.stringify(o.podAnnotations));
   if (o.runtimeName !== undefined) args.push("--runtime-name", o.runtimeName);
   if (o.runtimeVersion !== undefined) args.push("--runtime-version", o.runtimeVersion);

@@ -12,6 +12,7 @@ import { AdjustmentBuilder, NriPlugin, UpdateBuilder, eviction } from "../../src
 import { drive, exampleCommand, expected, goMessage } from "./drive.js";
 import { runPeer } from "./support.js";
 import { nriPeer, useGoPeers } from "../support/go-peers.js";
+import { SLOW_START_TEST_MS } from "../support/slow-start.js";
 
 /**
  * The example plugins of examples/, each run against the Go runtime (pkg/adaptation v0.12.5,
@@ -29,7 +30,7 @@ function example(name: string, args: string[] = []) {
   return (socket: string) => runPeer(exampleCommand(name), ["--socket", socket, ...args]);
 }
 
-describe.each(ERAS)("examples against the Go runtime %s", (era) => {
+describe.each(ERAS)("examples against the Go runtime %s", { timeout: SLOW_START_TEST_MS }, (era) => {
   it.skipIf(!hasGo)("logger: sees every event of the script, with pod and container names", async () => {
     let plugin: Awaited<ReturnType<ReturnType<typeof example>>> | undefined;
     const d = await drive(go[era], {}, async (s) => (plugin = await example("logger")(s)));
@@ -109,7 +110,7 @@ describe.each(ERAS)("examples against the Go runtime %s", (era) => {
   });
 });
 
-describe("an older runtime that sends no NRI version (Go runtime v0.11.0 taken for older releases)", () => {
+describe("an older runtime that sends no NRI version (Go runtime v0.11.0 taken for older releases)", { timeout: SLOW_START_TEST_MS }, () => {
   it.skipIf(!hasGo)("as cri-o v1.32.0 (NRI v0.9.0): the logger leaves out the three newer events, says so, and gets the rest as StateChange", async () => {
     let plugin: Awaited<ReturnType<ReturnType<typeof example>>> | undefined;
     const d = await drive(go["v0.11.0"]!, { runtimeName: "cri-o", runtimeVersion: "v1.32.0" }, async (s) => (plugin = await example("logger")(s)));
@@ -213,7 +214,7 @@ function everyResource(id: string, merged = false): UpdateBuilder {
     .setIgnoreFailure();
 }
 
-describe.each(ERAS)("adjustment and update helpers against the Go runtime %s", (era) => {
+describe.each(ERAS)("adjustment and update helpers against the Go runtime %s", { timeout: SLOW_START_TEST_MS }, (era) => {
   it.skipIf(!hasGo)("every adjustment kind and every update resource arrives as built", async () => {
     let plugin: NriPlugin | undefined;
     const d = await drive(go[era], {}, async (socket) => {

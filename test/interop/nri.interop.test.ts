@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SCRIPT_EVENTS, viaStateChange } from "../support/lifecycle-events.js";
 import { runPeer, socketDir, startPeer, tsCommand } from "./support.js";
 import { type NriRelease, nriPeer, useGoPeers } from "../support/go-peers.js";
+import { SLOW_START_GO_RUNTIME, SLOW_START_TEST_MS } from "../support/slow-start.js";
 import { eventually } from "../support/wait.js";
 
 /**
@@ -29,7 +30,7 @@ const plugins = ["nri-wire v1beta1", "nri-wire v1alpha1", "nri-wire statechange"
 
 function runtimeCmd(r: (typeof runtimes)[number]): [Cmd, string[]] {
   if (r === "nri-wire") return [cli, ["example-runtime"]];
-  return [go(r.slice(3)), ["runtime"]];
+  return [go(r.slice(3)), ["runtime", ...SLOW_START_GO_RUNTIME]];
 }
 
 function pluginCmd(p: (typeof plugins)[number]): [Cmd, string[]] {
@@ -109,5 +110,5 @@ describe.each(matrix)("NRI interop: %s runtime with %s plugin", (r, p) => {
       expect(l.pod).toBe("pod1");
       expect(l.container).toBe(/PodSandbox/.test(l.event) ? "" : "ctr1");
     }
-  }, 120_000);
+  }, SLOW_START_TEST_MS);
 });
