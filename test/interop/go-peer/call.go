@@ -299,15 +299,16 @@ func (c *checker) unaryChecks(cl *ttrpc.Client) {
 		return true, "64 distinct payloads, each answered to its own caller"
 	})
 
-	c.run("out-of-order-completion", 10*time.Second, func() (bool, string) {
+	// The slow call's 3 s leave the fast one (sent 5 ms later) room on a loaded machine.
+	c.run("out-of-order-completion", 20*time.Second, func() (bool, string) {
 		order := make(chan string, 2)
 		start := time.Now()
 		var wg sync.WaitGroup
-		for _, p := range []string{"300:slow", "10:fast"} {
+		for _, p := range []string{"3000:slow", "10:fast"} {
 			wg.Add(1)
 			go func(p string) {
 				defer wg.Done()
-				got, err := unary(ctxT(5*time.Second), cl, "Sleep", []byte(p))
+				got, err := unary(ctxT(10*time.Second), cl, "Sleep", []byte(p))
 				if err != nil {
 					order <- "error " + describe(err)
 					return
@@ -318,7 +319,7 @@ func (c *checker) unaryChecks(cl *ttrpc.Client) {
 		}
 		wg.Wait()
 		first, second := <-order, <-order
-		return strings.HasPrefix(first, "10:fast@") && strings.HasPrefix(second, "300:slow@"),
+		return strings.HasPrefix(first, "10:fast@") && strings.HasPrefix(second, "3000:slow@"),
 			fmt.Sprintf("completion order: %s, %s", first, second)
 	})
 }
@@ -796,17 +797,19 @@ func (c *checker) rawChecks() {
 		return ok, fmt.Sprintf("request payload \"7\" + data \"1\": %v %v payload=%q", f, w, w.Payload)
 	})
 
-	withRaw("raw-chat-empty-data-vs-no-data-flag", 10*time.Second, func(rc *rawConn) (bool, string) {
+	withRaw("raw-chat-empty-data-vs-no-data-flag", 20*time.Second, func(rc *rawConn) (bool, string) {
 		// A zero-length data frame is an (empty) message; one flagged
 		// no-data without remote-closed is dropped.
 		rc.writeFrame(1, frameRequest, flagRemoteOpen, wireRequest{Service: serviceName, Method: "Chat"}.encode())
 		rc.writeFrame(1, frameData, 0, nil)
 		rc.writeFrame(1, frameData, flagNoData, nil)
 		rc.writeFrame(1, frameData, flagRemoteClosed|flagNoData, nil)
+		// The answers up to the one flagged remote-closed, however slowly
+		// they come; then a short wait for anything after it.
 		var got []string
 		var frames []frame
-		for {
-			f, err := rc.readFrame(500 * time.Millisecond)
+		for closed := false; !closed && len(frames) <= 2; {
+			f, err := rc.readFrame(5 * time.Second)
 			if err == errNoFrame {
 				break
 			}
@@ -815,6 +818,13 @@ func (c *checker) rawChecks() {
 			}
 			frames = append(frames, f)
 			got = append(got, f.String())
+			closed = f.Flags&flagRemoteClosed != 0
+		}
+		if f, err := rc.readFrame(500 * time.Millisecond); err == nil {
+			frames = append(frames, f)
+			got = append(got, f.String())
+		} else if err != errNoFrame {
+			return false, err.Error()
 		}
 		ok := len(frames) == 2 &&
 			frames[0].Type == frameData && frames[0].Flags == 0 && frames[0].Length == 0 &&
