@@ -72,13 +72,16 @@ describe("nri-wire decode", () => {
   });
 });
 
-/** Starts `nri-wire record` and resolves once it listens; its stdout lines are collected. */
+/**
+ * Starts `nri-wire record` and resolves once it listens; its stdout lines are collected, whole
+ * once `exited` (which waits for its output to end) resolves.
+ */
 async function startRecorder(args: string[]): Promise<{ lines: string[]; stderr: () => string; exited: Promise<number | null> }> {
   const child = spawn(cli[0], [...cli[1], "record", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   const lines: string[] = [];
   let err = "";
   createInterface({ input: child.stdout }).on("line", (l) => lines.push(l));
-  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
   await new Promise<void>((resolve, reject) => {
     createInterface({ input: child.stderr }).on("line", (l) => {
       err += `${l}\n`;

@@ -45,7 +45,7 @@ export async function drive(goBinary: string, o: DriveOptions, plugins: (socket:
   const runtime: Peer = startPeer([goBinary, []], args);
   await runtime.waitFor((l) => l.includes('"ready":true'));
   await plugins(socket);
-  const code = await runtime.exited;
+  const code = await runtime.closed;
   const lines = runtime.lines.map((l) => JSON.parse(l) as DriveLine);
   return {
     code,

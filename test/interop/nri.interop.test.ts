@@ -88,7 +88,7 @@ describe.each(matrix)("NRI interop: %s runtime with %s plugin", (r, p) => {
       expect(plugin.lines.map((l) => (JSON.parse(l) as { event: string }).event)).toEqual(["Configure"]);
       return;
     }
-    const rcode = await runtime.exited;
+    const rcode = await runtime.closed;
     const diag = `runtime stderr:\n${runtime.stderr()}\nplugin stderr:\n${plugin.stderr}`;
     expect(rcode, diag).toBe(0);
     expect(plugin.code, diag).toBe(0);

@@ -45,10 +45,14 @@ export interface Peer {
   readonly lines: string[];
   /** Resolves with the first line matching `pred` (rejects if the process exits first; no deadline: see test/support/wait.ts). */
   waitFor(pred: (line: string) => boolean): Promise<string>;
-  /** Resolves with the exit code once the process has exited. */
+  /** Resolves with the exit code once the process has exited (its last output may still be unread). */
   readonly exited: Promise<number | null>;
-  /** Resolves once every line of its output has been read. */
-  readonly outputEnded: Promise<void>;
+  /**
+   * Resolves with the exit code once the process has exited and its stdout and stderr have ended
+   * (every line read): only then are `lines` and `stderr()` whole. A child it started that
+   * holds either pipe holds this back.
+   */
+  readonly closed: Promise<number | null>;
   stderr(): string;
 }
 
@@ -69,7 +73,6 @@ export function startPeer(command: [string, string[]], args: string[]): Peer {
   let err = "";
   const waiters: { pred: (l: string) => boolean; resolve: (l: string) => void }[] = [];
   const output = createInterface({ input: child.stdout! });
-  const outputEnded = new Promise<void>((res) => output.on("close", () => res()));
   output.on("line", (line) => {
     lines.push(line);
     for (const w of [...waiters]) {
@@ -84,11 +87,12 @@ export function startPeer(command: [string, string[]], args: string[]): Peer {
     if (err.length > 1 << 20) err = err.slice(-(1 << 19));
   });
   const exited = new Promise<number | null>((res) => child.on("exit", (code) => res(code)));
+  const closed = new Promise<number | null>((res) => child.on("close", (code) => res(code)));
   return {
     child,
     lines,
     exited,
-    outputEnded,
+    closed,
     stderr: () => err,
     waitFor(pred) {
       const seen = lines.find(pred);
@@ -102,14 +106,11 @@ export function startPeer(command: [string, string[]], args: string[]): Peer {
   };
 }
 
-/** Runs a peer to completion and returns its exit code and stdout lines. */
+/** Runs a peer to completion and returns its exit code, its stdout lines and its stderr, whole. */
 export async function runPeer(command: [string, string[]], args: string[]): Promise<{ code: number | null; lines: string[]; stderr: string }> {
   const p = startPeer(command, args);
-  const code = await waitFor(p.exited, () => `${command[0]} ${args.join(" ")} to exit; its stderr so far:\n${p.stderr()}`);
-  // A process can exit before its last lines are read: wait for its output to end (not forever:
-  // a child it started may hold the pipe open).
-  let grace: NodeJS.Timeout | undefined;
-  await Promise.race([p.outputEnded, new Promise((res) => (grace = setTimeout(res, 2000)))]);
-  clearTimeout(grace);
+  await waitFor(p.exited, () => `${command[0]} ${args.join(" ")} to exit; its stderr so far:\n${p.stderr()}`);
+  // A process can exit before its last output is read.
+  const code = await waitFor(p.closed, () => `the output of ${command[0]} ${args.join(" ")} to end after it exited (does a child it started hold the pipe?)`);
   return { code, lines: p.lines, stderr: p.stderr() };
 }
