@@ -46,7 +46,8 @@ async function watchModes(dir: string): Promise<{ stop(): Promise<Map<string, Se
   return {
     async stop() {
       writeFileSync(join(dir, "stop"), "");
-      await once(child, "exit");
+      // 'close', not 'exit': the last of its output may be unread when it exits.
+      await once(child, "close");
       rmSync(join(dir, "stop"));
       const seen = new Map<string, Set<string>>();
       for (const line of out.split("\n").slice(1)) {

@@ -302,7 +302,8 @@ describe("plugin: an inherited socket fd that is not one", () => {
     const child = spawn(tsx, [script], { stdio: ["ignore", "ignore", "pipe", "pipe"], env: { ...process.env, NRI_PLUGIN_SOCKET: "3", NRI_PLUGIN_NAME: "logger", NRI_PLUGIN_IDX: "10" } });
     let stderr = "";
     child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-    const code = await new Promise<number | null>((r) => child.once("exit", r));
+    // 'close', not 'exit': the last of its stderr may be unread when it exits.
+    const code = await new Promise<number | null>((r) => child.once("close", r));
     expect([code, stderr]).toEqual([
       1,
       `nri: invalid NRI_PLUGIN_SOCKET=3: fd 3 is anon_inode:[eventpoll] (opened by this process itself), not a socket: tsx's wrapper process (tsx ${script}, npx tsx ${script}) started this one without passing fd 3 on; run node --import tsx ${script}\n`,
