@@ -38,10 +38,23 @@ async function running(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ r
   return { runtime, path, err: () => err, stop };
 }
 
+/**
+ * `running` with the metrics server on a free port; a port another process took between
+ * freePort() and the plugin's listen is tried again with another one.
+ */
+async function runningWithMetrics(args: (port: number) => string[], env: (port: number) => NodeJS.ProcessEnv = () => ({})): Promise<Awaited<ReturnType<typeof running>> & { port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const r = await running(args(port), env(port));
+    if (!r.err().includes("(EADDRINUSE)") || attempt === 5) return { ...r, port };
+    await r.stop();
+    vi.restoreAllMocks();
+  }
+}
+
 describe("a built plugin's operations", () => {
   it("serves /metrics on the port given, with the plugin's calls; other paths are 404", async () => {
-    const port = await freePort();
-    const { runtime, stop } = await running(["--metrics-port", String(port), "--metrics-address", "127.0.0.1"]);
+    const { runtime, stop, port } = await runningWithMetrics((port) => ["--metrics-port", String(port), "--metrics-address", "127.0.0.1"]);
     await runtime.createContainer({ pod, container });
     await expect(runtime.runPodSandbox({ pod })).rejects.toThrow("no");
     const res = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -55,8 +68,10 @@ describe("a built plugin's operations", () => {
   });
 
   it("takes the port from NRI_WIRE_METRICS_PORT and writes JSON lines at the level asked", async () => {
-    const port = await freePort();
-    const { runtime, path, err, stop } = await running(["--log-format", "json"], { NRI_WIRE_METRICS_PORT: String(port), NRI_WIRE_METRICS_ADDRESS: "127.0.0.1", NRI_WIRE_LOG_LEVEL: "info" });
+    const { runtime, path, err, stop, port } = await runningWithMetrics(
+      () => ["--log-format", "json"],
+      (port) => ({ NRI_WIRE_METRICS_PORT: String(port), NRI_WIRE_METRICS_ADDRESS: "127.0.0.1", NRI_WIRE_LOG_LEVEL: "info" }),
+    );
     await expect(runtime.runPodSandbox({ pod })).rejects.toThrow("no");
     expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
     await stop();
@@ -97,7 +112,8 @@ describe("a built plugin's operations", () => {
   });
 
   it("an endpoint that refuses: one line once the spans cannot be sent, and events go on", async () => {
-    const refused = await freePort();
+    // Port 1 (tcpmux) has no listener, and no other test can take it as it can a freed port.
+    const refused = 1;
     const { runtime, err, stop } = await running(["--trace-endpoint", `http://127.0.0.1:${refused}`]);
     await runtime.createContainer({ pod, container });
     await eventually(() => err().includes("traces: cannot send"), "the export to fail");
