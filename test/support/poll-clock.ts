@@ -15,10 +15,12 @@ export interface HeldPollClock {
  * write polls depends on the steps the test takes and not on how fast this machine answers. It
  * starts more than a run's pause past anything the poller has seen (the real clock, and where an
  * earlier held clock stopped, which may be ahead of it), so whatever came before ends its run of
- * messages.
+ * messages. It starts at a whole millisecond, so that steps of binary fractions (0.125 ms) add
+ * up exactly: from the real clock's fraction, a sum crossing a power of two rounds, and 80 steps
+ * of 0.125 could fall short of 10 ms.
  */
 export function holdPollClock(): HeldPollClock {
-  let now = Math.max(performance.now(), furthestHeld) + 2 * RUN_PAUSE_MS;
+  let now = Math.ceil(Math.max(performance.now(), furthestHeld)) + 2 * RUN_PAUSE_MS;
   const spy = vi.spyOn(eventLoopClock, "now").mockImplementation(() => now);
   return {
     advance: (ms) => {
