@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect, createServer } from "node:net";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -136,12 +136,18 @@ describe("listenUnix", () => {
       `ttrpc: cannot listen on ${join(d, "taken.sock")}: EISDIR: illegal operation on a directory, rename`,
     );
     expect(readdirSync(d)).toEqual(["taken.sock"]);
-    // A 106-byte path fits a socket address; the private directory beside it (3 bytes more) does not.
-    const deep = join(d, "y".repeat(98 - d.length));
-    const long = join(deep, "s.sock");
-    expect(Buffer.byteLength(long)).toBe(106);
-    await expect(listenUnix(long, (s) => s.destroy())).rejects.toThrow(`ttrpc: cannot listen on ${long}: binding beside it needs 109 bytes of path, more than 108`);
-    expect(readdirSync(deep)).toEqual([]);
+    // A 106-byte path fits a socket address; the private directory beside it (3 bytes more) does
+    // not. The path is built on a base of fixed length under /tmp: a long TMPDIR leaves no room.
+    const base = mkdtempSync("/tmp/nriw-l-");
+    try {
+      const deep = join(base, "y".repeat(98 - base.length));
+      const long = join(deep, "s.sock");
+      expect(Buffer.byteLength(long)).toBe(106);
+      await expect(listenUnix(long, (s) => s.destroy())).rejects.toThrow(`ttrpc: cannot listen on ${long}: binding beside it needs 109 bytes of path, more than 108`);
+      expect(readdirSync(deep)).toEqual([]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
     await expect(listenUnix(join(d, "a.sock"), (s) => s.destroy(), { mode: 0o1000 })).rejects.toThrow("ttrpc: socket mode 512 is not a permission mode from 0 to 0o777");
   });
 });
