@@ -18,12 +18,11 @@
  */
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ARCHITECTURES, type Platform } from "./platform.js";
 import type { Engine } from "./engine.js";
 import type { LayerSpec } from "./oci-image.js";
+import { ARCHITECTURES, hostPlatform, type Platform } from "./platform.js";
 import type { PluginLayer } from "./plugin-layer.js";
 import { platformRunner, type RunResult } from "./platform-runner.js";
-import { hostPlatform } from "./platform.js";
 
 /** Where a Bun plugin's files are in its image. */
 export function bunPluginPaths(id: string): { launcher: string; bundle: string; bytecode: string } {
