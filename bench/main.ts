@@ -189,7 +189,7 @@ async function nriSections(): Promise<unknown> {
     say();
     say(
       `A runtime and 1 or 3 plugins, each its own process, as in \`npm run bench\`'s NRI regimes, ${payloads[0]!.name} request. \`TS\` plugins are the bench program on Node; ` +
-        `\`TS executable\` rows are the same plugin as \`nri-wire build\` makes it (the form a node runs), with its default options and with the low-footprint profile (\`${LOW_FOOTPRINT_OPTIONS.join(" ")}\`). Memory settings: a TypeScript plugin under the Go runtime with ` +
+        `\`TS executable\` rows are the same plugin as \`nri-wire build\` makes it (the form a node runs), with its default options, with the low-footprint profile (\`${LOW_FOOTPRINT_OPTIONS.join(" ")}\`) and for Bun (\`--engine bun\`). Memory settings: a TypeScript plugin under the Go runtime with ` +
         `node flags or an environment variable of its own (bench/nri/suite.ts MEMORY_SETTINGS). Rows run interleaved, each round starting one row later.`,
     );
     say();

@@ -11,7 +11,7 @@ import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { CreateContainerRequestSchema } from "../../gen/v1beta1/api_pb.js";
-import { buildPlugin } from "../../src/ship/build.js";
+import { type BuildOptions, buildPlugin } from "../../src/ship/build.js";
 import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
 import { BIN_DIR, type Peer, goBuild, socketDir, startPeer } from "../../test/interop/support.js";
 import { realisticContainer, realisticPod } from "../translate.js";
@@ -37,19 +37,20 @@ export function buildPrograms(): Programs {
 
 /**
  * The bench plugin (plugin-entry.ts) built by `nri-wire build` (a single executable on this Node,
- * or line 26's from the registry), with its default options and with the low-footprint profile,
- * each installed into a directory of its own under `dir` as a user would; their commands.
+ * or line 26's from the registry), with its default options, with the low-footprint profile and
+ * for Bun (the newest 1.4 or later from the registry), each installed into a directory of its own
+ * under `dir` as a user would; their commands.
  */
 export async function buildExecutables(dir: string): Promise<Record<ExecutableKind, Command>> {
-  const one = async (kind: ExecutableKind, nodeOptions: readonly string[] | undefined): Promise<Command> => {
-    const r = await buildPlugin({ entry: join(ROOT, "bench/nri/plugin-entry.ts"), name: "bench", idx: "10", out: join(dir, `build-${kind}`), tag: "1.0.0", ...(nodeOptions === undefined ? {} : { nodeOptions }) });
+  const one = async (kind: ExecutableKind, options: Partial<BuildOptions>): Promise<Command> => {
+    const r = await buildPlugin({ entry: join(ROOT, "bench/nri/plugin-entry.ts"), name: "bench", idx: "10", out: join(dir, `build-${kind}`), tag: "1.0.0", ...options });
     const installed = join(dir, `installed-${kind}`);
     mkdirSync(installed, { recursive: true });
     copyFileSync(r.executables[0]!.path, join(installed, "10-bench"));
     chmodSync(join(installed, "10-bench"), 0o755);
     return [join(installed, "10-bench"), []];
   };
-  return { default: await one("default", undefined), "low-footprint": await one("low-footprint", LOW_FOOTPRINT_OPTIONS) };
+  return { default: await one("default", {}), "low-footprint": await one("low-footprint", { nodeOptions: LOW_FOOTPRINT_OPTIONS }), bun: await one("bun", { engine: "bun" }) };
 }
 
 /** The synthetic request (a realistic pod and container), written where both runtimes read it. */

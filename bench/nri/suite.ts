@@ -210,13 +210,14 @@ export const MEMORY_SETTINGS: readonly { name: string; nodeFlags?: string[]; env
   { name: "all four", nodeFlags: ["--max-semi-space-size=1", "--single-threaded-gc", "--v8-pool-size=1"], env: { MALLOC_ARENA_MAX: "1" } },
 ];
 
-/** The executables of the bench plugin `--only footprint` runs: built with the defaults, or with the low-footprint profile. */
-export type ExecutableKind = "default" | "low-footprint";
+/** The executables of the bench plugin `--only footprint` runs: built with the defaults, with the low-footprint profile, or for Bun (`--engine bun`). */
+export type ExecutableKind = "default" | "low-footprint" | "bun";
 
 /** TypeScript plugins as a node runs them: the executables `nri-wire build` makes, under the Go runtime. */
 export const EXECUTABLE_ROWS: readonly Row[] = [
   { label: "Go + TS executable", runtime: "Go", plugin: "TS", executable: "default" },
   { label: "Go + TS executable, low-footprint profile", runtime: "Go", plugin: "TS", executable: "low-footprint" },
+  { label: "Go + TS executable, Bun", runtime: "Go", plugin: "TS", executable: "bun" },
 ];
 
 /** The fresh sessions of `--only footprint`: FRESH_ROWS and the built executables. */
