@@ -35,10 +35,15 @@ export function engineLabel(e: Engine): string {
   return `${LABEL[e.name]} ${e.version}`;
 }
 
+/** Whether nri-wire runs on `e`: not older than OLDEST (a version it cannot read is not supported). */
+export function isSupported(e: Engine): boolean {
+  const m = /^v?(\d+)\.(\d+)/u.exec(e.version);
+  const [major, minor] = OLDEST[e.name];
+  return m !== null && (Number(m[1]) > major || (Number(m[1]) === major && Number(m[2]) >= minor));
+}
+
 /** Throws, naming the engine and what nri-wire runs on, when `e` is older than OLDEST. */
 export function checkEngine(e: Engine = currentEngine()): void {
-  const m = /^(\d+)\.(\d+)/u.exec(e.version);
-  const [major, minor] = OLDEST[e.name];
-  if (m !== null && (Number(m[1]) > major || (Number(m[1]) === major && Number(m[2]) >= minor))) return;
+  if (isSupported(e)) return;
   throw new Error(`nri: ${engineLabel(e)} is not supported: nri-wire runs on ${SUPPORTED_ENGINES}`);
 }

@@ -19,7 +19,7 @@ import { chartFiles, daemonSetYaml } from "./manifests.js";
 import { type BuildEngine, BUILD_ENGINES, cacheDir, newestOf, registryEngine } from "./engine-registry.js";
 import { BUN_EXEC_ARGV } from "./footprint.js";
 import { bunBytecode, makeBunPluginLayer, writeBunExecutable } from "./bun-forms.js";
-import { OLDEST } from "../internal/engine.js";
+import { isSupported, OLDEST } from "../internal/engine.js";
 import { type PlatformImage, type WrittenManifest, writeOciArchive } from "./oci-image.js";
 import { ARCHITECTURES, type Architecture, hostPlatform, type Platform, platformName, platformSlug } from "./platform.js";
 import { entryPackage, imageLabels, launchCommand, pluginImage } from "./plugin-image.js";
@@ -193,9 +193,7 @@ async function bunSources(bun: string | undefined, platforms: readonly Platform[
     hostBinary = bun;
     version = await wrap("engine", () => engineVersion("bun", bun));
   }
-  const m = /^(\d+)\.(\d+)\./.exec(version);
-  const [major, minor] = OLDEST.bun;
-  if (m === null || Number(m[1]) < major || (Number(m[1]) === major && Number(m[2]) < minor)) throw new Error(`build: engine bun ${version}: nri-wire runs on Bun ${oldest} or later`);
+  if (!isSupported({ name: "bun", version })) throw new Error(`build: engine bun ${version}: nri-wire runs on Bun ${oldest} or later`);
   const fetch = (p: Platform): Promise<EngineSource> =>
     wrap(`engine bun ${version} for ${platformName(p)}`, async () => {
       const r = await registryEngine("bun", version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`));
