@@ -263,7 +263,7 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     }
     let bundled: Awaited<ReturnType<typeof bundle>>;
     try {
-      bundled = await bundle(entry, { name: o.name, idx: o.idx }, { workingDir: pkg?.dir ?? dirname(entry) });
+      bundled = await bundle(entry, { name: o.name, idx: o.idx }, { workingDir: pkg?.dir ?? dirname(entry), startupSnapshot: o.seaStartup === "snapshot" });
     } catch (e) {
       throw new Error(`${what}: bundle: ${(e as Error).message}`, { cause: e });
     }

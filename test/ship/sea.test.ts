@@ -27,6 +27,8 @@ interface Probe {
   /** performance.timeOrigin: when the process's clock started, in ms since the epoch. */
   origin: number;
   now: number;
+  /** Whether `node:v8` was loaded when the entry ran. */
+  v8: boolean;
 }
 
 function probes(stderr: string): Probe[] {
@@ -67,6 +69,8 @@ describe.skipIf(!gate.ok)("a single executable application", () => {
       expect(p!.origin).toBeGreaterThanOrEqual(started - 1);
       expect(p!.now).toBeGreaterThan(0);
       expect(p!.origin + p!.now).toBeLessThanOrEqual(ended + 1);
+      // Only the snapshot form needs node:v8 (to be handed its main function); the code cache form never loads it.
+      expect(p!.v8).toBe(seaStartup === "snapshot");
     }
     // Top-level code that throws in the started process: its stack, then one line naming it.
     const r = await runExe(exe, ["check"], { NRIW_PROBE: "throw" });
