@@ -1,9 +1,9 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { filesUnder, runBuild } from "../support/ship-build.js";
+import { filesUnder, readImage, runBuild, unpackLayers } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 
 /*
@@ -16,27 +16,6 @@ const FIXTURES = resolve(import.meta.dirname, "fixtures");
 const dir = tempDir("nriw-bun-");
 const sha256 = (b: Uint8Array): string => createHash("sha256").update(b).digest("hex");
 const BUN = ["--engine", "bun"];
-
-interface Descriptor {
-  digest: string;
-}
-
-/** The archive's (one-platform) image: its config and each layer's file list, unpacked into `rootfs`. */
-function unpack(archive: string, rootfs: string): { config: { config: { Env: string[]; Entrypoint: string[]; Cmd: string[] }; history: { created_by: string }[] }; layers: string[][]; digests: string[] } {
-  const to = mkdtempSync(join(dir, "layout-"));
-  execFileSync("tar", ["-xf", archive, "-C", to]);
-  const blob = (d: Descriptor): Buffer => readFileSync(join(to, "blobs/sha256", d.digest.slice("sha256:".length)));
-  const top = JSON.parse(readFileSync(join(to, "index.json"), "utf8")) as { manifests: Descriptor[] };
-  const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
-  const manifest = JSON.parse(blob(index.manifests[0]!).toString()) as { config: Descriptor; layers: Descriptor[] };
-  mkdirSync(rootfs, { recursive: true });
-  const layers = manifest.layers.map((l) => {
-    const file = join(to, "blobs/sha256", l.digest.slice("sha256:".length));
-    execFileSync("tar", ["-xzf", file, "-C", rootfs]);
-    return execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n");
-  });
-  return { config: JSON.parse(blob(manifest.config).toString()), layers, digests: manifest.layers.map((l) => l.digest) };
-}
 
 /** Runs `file args` with `env` to its end. */
 function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -76,8 +55,8 @@ describe("nri-wire build --engine bun", () => {
 
   it("its image has the three layers: users, Bun (shared by every plugin built with it), the plugin's launcher, bundle and bytecode; the launcher runs on the image's Bun", async () => {
     const rootfs = join(dir, "rootfs");
-    const image = unpack(join(a, "adjuster.oci.tar"), rootfs);
-    const [base, engine, plugin] = image.layers;
+    const image = readImage(join(a, "adjuster.oci.tar"), dir);
+    const [base, engine, plugin] = unpackLayers(image, rootfs);
     expect(base).toEqual(["etc/", "etc/group", "etc/passwd"]);
     expect(engine).toContain("usr/local/bin/bun");
     expect(engine!.some((f) => f.includes("adjuster"))).toBe(false);
@@ -91,7 +70,8 @@ describe("nri-wire build --engine bun", () => {
     expect(readFileSync(join(rootfs, "10-adjuster"), "utf8").split("\n")[0]).toBe("#!/usr/local/bin/bun");
     const r = await run(join(rootfs, "usr/local/bin/bun"), [join(rootfs, "10-adjuster"), "check"]);
     expect(r.stdout.trim()).toBe('{"id":"10-adjuster","events":"CreateContainer","handlers":["configure","createContainer"]}');
-    expect(unpack(join(other, "probe.oci.tar"), join(dir, "rootfs-probe")).digests.slice(0, 2)).toEqual(image.digests.slice(0, 2));
+    const digests = (i: typeof image): string[] => i.manifest.layers.map((l) => l.digest);
+    expect(digests(readImage(join(other, "probe.oci.tar"), dir)).slice(0, 2)).toEqual(digests(image).slice(0, 2));
   });
 
   it("the SBOM names Bun with the registry's package, its hash and licence", () => {

@@ -1,12 +1,12 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform } from "../../src/ship/platform.js";
 import { nodeLine, prerequisites } from "../support/prerequisites.js";
-import { filesUnder, runBuild } from "../support/ship-build.js";
+import { type Descriptor, filesUnder, type ImageConfig, readImage, runBuild, unpackLayers } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -33,33 +33,11 @@ function cloneRepository(path: string): string {
   return path;
 }
 
-interface Descriptor {
-  digest: string;
-  platform?: { architecture: string };
-}
-
-/** An archive unpacked: a blob by its descriptor. */
-function layout(archive: string): (d: Descriptor) => Buffer {
-  const to = mkdtempSync(join(dir, "layout-"));
-  execFileSync("tar", ["-xf", archive, "-C", to]);
-  return (d) => readFileSync(join(to, "blobs/sha256", d.digest.slice("sha256:".length)));
-}
-
-/** An archive's image index, and the manifest and config of its image for `architecture` (default the first). */
-function readImage(archive: string, architecture?: string): { blob: (d: Descriptor) => Buffer; index: { manifests: Descriptor[] }; manifest: { config: Descriptor; layers: Descriptor[] }; config: Image["config"] } {
-  const blob = layout(archive);
-  const top = JSON.parse(execFileSync("tar", ["-xOf", archive, "index.json"], { encoding: "utf8" })) as { manifests: Descriptor[] };
-  const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
-  const m = architecture === undefined ? index.manifests[0]! : index.manifests.find((d) => d.platform?.architecture === architecture)!;
-  const manifest = JSON.parse(blob(m).toString()) as { config: Descriptor; layers: Descriptor[] };
-  return { blob, index, manifest, config: JSON.parse(blob(manifest.config).toString()) as Image["config"] };
-}
-
 /** What the tests read of the image built first. */
 interface Image {
   index: { manifests: Descriptor[] };
   manifest: { layers: Descriptor[] };
-  config: { created: string; config: { Env: string[]; Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> }; history: { created_by: string }[] };
+  config: ImageConfig;
   layerDigests: string[];
   rootfs: string;
   layerFiles: string[][];
@@ -81,16 +59,10 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     linesA = await runBuild({ cwd: ROOT, entry: join(FIXTURES, "adjuster.ts"), name: "adjuster", out: a });
     linesB = await runBuild({ cwd: "/", entry: join(FIXTURES, "adjuster.ts"), name: "adjuster", out: b });
     await runBuild({ cwd: ROOT, entry: join(FIXTURES, "probe.ts"), name: "probe", out: other });
-    const { blob, index, manifest, config } = readImage(join(a, "adjuster.oci.tar"), host.architecture);
+    const read = readImage(join(a, "adjuster.oci.tar"), dir, host.architecture);
+    const { index, manifest, config } = read;
     const rootfs = join(dir, "rootfs");
-    mkdirSync(rootfs);
-    const layerFiles: string[][] = [];
-    for (const l of manifest.layers) {
-      const file = join(dir, `${l.digest.slice(7)}.tar.gz`);
-      execFileSync("sh", ["-c", `cat > '${file}'`], { input: blob(l) });
-      layerFiles.push(execFileSync("tar", ["-tzf", file], { encoding: "utf8" }).trim().split("\n"));
-      execFileSync("tar", ["-xzf", file, "-C", rootfs]);
-    }
+    const layerFiles = unpackLayers(read, rootfs);
     image = { index, manifest, config, layerDigests: manifest.layers.map((l) => l.digest), rootfs, layerFiles };
   }, 600_000);
 
@@ -127,7 +99,7 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
   });
 
   it("every plugin built with the same engine has the same engine layer: a node stores and maps it once", () => {
-    const digests = readImage(join(other, "probe.oci.tar")).manifest.layers.map((l) => l.digest);
+    const digests = readImage(join(other, "probe.oci.tar"), dir).manifest.layers.map((l) => l.digest);
     expect(digests.slice(0, 2)).toEqual(image.layerDigests.slice(0, 2));
     expect(digests[2]).not.toBe(image.layerDigests[2]);
   });
@@ -204,6 +176,6 @@ describe.skipIf(!gate.ok)("two clean clones", () => {
     expect(lines[1]!.map((l) => l.replaceAll(outs[1], "OUT"))).toEqual(lines[0]!.map((l) => l.replaceAll(outs[0], "OUT")));
     // The image names the commit both clones are at.
     const git = execFileSync("git", ["-C", first, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
-    expect(readImage(join(outs[0], "adjuster.oci.tar")).config.config.Labels["org.opencontainers.image.revision"]).toBe(git);
+    expect(readImage(join(outs[0], "adjuster.oci.tar"), dir).config.config.Labels["org.opencontainers.image.revision"]).toBe(git);
   }, 600_000);
 });

@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -28,4 +28,52 @@ export function filesUnder(out: string): string[] {
     .filter((e) => e.isFile())
     .map((e) => join(e.parentPath, e.name).slice(out.length + 1))
     .sort();
+}
+
+/** A blob's descriptor, as an image layout's index and manifests give it. */
+export interface Descriptor {
+  digest: string;
+  platform?: { architecture: string };
+}
+
+/** What the tests read of an image's config. */
+export interface ImageConfig {
+  created: string;
+  config: { Env: string[]; Entrypoint: string[]; Cmd: string[]; Labels: Record<string, string> };
+  history: { created_by: string }[];
+}
+
+/** An image archive read by the system's tar, the independent reader. */
+export interface ReadImage {
+  /** A blob's file in the unpacked layout. */
+  blobFile(d: Descriptor): string;
+  blob(d: Descriptor): Buffer;
+  index: { manifests: Descriptor[] };
+  manifest: { config: Descriptor; layers: Descriptor[] };
+  config: ImageConfig;
+}
+
+/**
+ * An archive's image index, and the manifest and config of its image for `architecture` (default
+ * the first), its layout unpacked into a new directory under `work`.
+ */
+export function readImage(archive: string, work: string, architecture?: string): ReadImage {
+  const to = mkdtempSync(join(work, "layout-"));
+  execFileSync("tar", ["-xf", archive, "-C", to]);
+  const blobFile = (d: Descriptor): string => join(to, "blobs/sha256", d.digest.slice("sha256:".length));
+  const blob = (d: Descriptor): Buffer => readFileSync(blobFile(d));
+  const top = JSON.parse(readFileSync(join(to, "index.json"), "utf8")) as { manifests: Descriptor[] };
+  const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
+  const m = architecture === undefined ? index.manifests[0]! : index.manifests.find((d) => d.platform?.architecture === architecture)!;
+  const manifest = JSON.parse(blob(m).toString()) as { config: Descriptor; layers: Descriptor[] };
+  return { blobFile, blob, index, manifest, config: JSON.parse(blob(manifest.config).toString()) as ImageConfig };
+}
+
+/** Unpacks an image's layers in order into `rootfs`; each layer's file list, as tar lists it. */
+export function unpackLayers(image: ReadImage, rootfs: string): string[][] {
+  mkdirSync(rootfs, { recursive: true });
+  return image.manifest.layers.map((l) => {
+    execFileSync("tar", ["-xzf", image.blobFile(l), "-C", rootfs]);
+    return execFileSync("tar", ["-tzf", image.blobFile(l)], { encoding: "utf8" }).trim().split("\n");
+  });
 }
