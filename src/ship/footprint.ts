@@ -26,6 +26,23 @@ export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=
  * highest RssAnon): `--smol` (a smaller heap, collected more often) and a later JIT tier-up
  * (`--compile-jit-policy`) lowered the peak by less than a tenth; what does lower it, turning
  * JavaScriptCore's top tier off (`BUN_JSC_useFTLJIT=0`, about a third less), is an environment
- * variable, which an executable the runtime launches does not carry (docs/deployment.md).
+ * variable, which the image sets (IMAGE_ENGINE_ENV) and an executable the runtime launches does
+ * not carry (docs/deployment.md).
  */
 export const BUN_EXEC_ARGV: readonly string[] = [];
+
+/**
+ * What an image's config sets in the plugin's environment besides its PATH, by engine: settings
+ * that lower the memory a plugin holds at no cost in events/s, which only an environment can
+ * carry (a pre-installed executable, which the runtime launches with three variables of its own,
+ * goes without them). Node: glibc's malloc keeps one arena instead of one per thread that
+ * allocates (V8's compiler and collector threads kept 9 MiB in four); the bench plugin's peak
+ * RssAnon fell by 3–4 MiB as an executable and 2–3 in the image form, events/s within the
+ * rounds' spread (docs/performance.md, Memory). Bun: JavaScriptCore without its top JIT tier
+ * (FTL), a peak lower by a quarter at the same events/s or better (docs/deployment.md).
+ * `npm run bench:ship` runs the image forms with them.
+ */
+export const IMAGE_ENGINE_ENV: Readonly<Record<string, readonly string[]>> = {
+  node: ["MALLOC_ARENA_MAX=1"],
+  bun: ["BUN_JSC_useFTLJIT=0"],
+};

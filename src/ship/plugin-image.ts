@@ -7,14 +7,15 @@
  *           with that engine version for that platform (engine.ts)
  *   plugin  the launcher, the bundle and its code cache: a few hundred KiB (plugin-layer.ts)
  *
- * and a config that runs the launcher with `--socket /var/run/nri/nri.sock`, a PATH, and the
- * OCI labels the entry's package.json and git give (title, version, created, source, revision,
+ * and a config that runs the launcher with `--socket /var/run/nri/nri.sock`, a PATH and the
+ * engine's memory settings (footprint.ts), and the OCI labels the entry's package.json and git give (title, version, created, source, revision,
  * licenses).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import type { Engine } from "./engine.js";
+import type { Engine, EngineSource } from "./engine.js";
+import { IMAGE_ENGINE_ENV } from "./footprint.js";
 import { type LayerSpec, type PlatformImage, rfc3339 } from "./oci-image.js";
 import { pluginPaths } from "./plugin-layer.js";
 
@@ -27,8 +28,10 @@ export const BASE_LAYER: LayerSpec = {
   createdBy: "nri-wire build: /etc/passwd and /etc/group (root, nobody)",
 };
 
-/** The image's PATH: where the engine is. */
-export const IMAGE_ENV: readonly string[] = ["PATH=/usr/local/bin:/usr/bin:/bin"];
+/** The image's environment: a PATH where the engine is, and the engine's memory settings. */
+export function imageEnv(engine: Pick<EngineSource, "name">): string[] {
+  return ["PATH=/usr/local/bin:/usr/bin:/bin", ...(IMAGE_ENGINE_ENV[engine.name] ?? [])];
+}
 
 /** What the entry's package says of it. */
 export interface EntryPackage {
@@ -98,7 +101,7 @@ export function pluginImage(o: { id: string; engine: Engine; plugin: LayerSpec; 
     layers: [BASE_LAYER, o.engine.layer, o.plugin],
     entrypoint: launchCommand(o.id, o.engine, o.nodeOptions),
     cmd: ["--socket", "/var/run/nri/nri.sock"],
-    env: IMAGE_ENV,
+    env: imageEnv(o.engine),
     labels: o.labels,
   };
 }

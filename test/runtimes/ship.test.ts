@@ -8,7 +8,7 @@ import { containerd } from "./containerd.js";
 import { crio } from "./crio.js";
 import { registerQemu } from "./emulation.js";
 import { NRI_SOCKET, NRI_TIMEOUTS, type RunningRuntime, type RuntimeUnderTest } from "./runtime.js";
-import { type Built, build, freePort, logDir, NRI_WIRE, processesUnder, readText, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
+import { type Built, build, environment, freePort, logDir, NRI_WIRE, processesUnder, readText, removeWorkDir, ROOT, run, runForExit, RUNTIME_NEEDS, type Started, startLogged, stop, waitUntil, workDir } from "./support.js";
 
 /**
  * A plugin as users ship it, under real runtimes: `nri-wire build` of a plugin entry for the
@@ -338,6 +338,8 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     expect(await cri.logLines(pluginContainer)).toEqual([expect.stringMatching(new RegExp(`^${ID}: registered with ${runtimeName} \\S+ on /var/run/nri/nri.sock$`))]);
     // Confined as asked: a seccomp filter, no new privileges, no capability.
     expect(confinement(await cri.pid(pluginContainer))).toEqual({ seccomp: "2", noNewPrivs: "1", capEff: "0000000000000000" });
+    // The runtime starts it with the image's environment: its memory setting included.
+    expect(environment(await cri.pid(pluginContainer))).toContain("MALLOC_ARENA_MAX=1");
     // The image has /etc/passwd: CRI-O finds the user it runs, as it does not in the probe
     // image's containers (one static binary, no /etc), for which it warns.
     if (name === "crio") {
@@ -436,7 +438,8 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     const state = join(dir, "ship-service-state");
     writeFileSync(config, "from-service-config\n");
     const log = join(logs, "service.log");
-    const service = startLogged(image.executable, ["--socket", join(dir, NRI_SOCKET), "--config", config, "--state", state], log, {});
+    // The unit's environment (docs/deployment.md): nothing else.
+    const service = startLogged(image.executable, ["--socket", join(dir, NRI_SOCKET), "--config", config, "--state", state], log, { MALLOC_ARENA_MAX: "1" });
     const ready = async (): Promise<boolean> => (await runForExit(image.executable, ["probe", "--state", state])).code === 0;
     try {
       await eventually(ready, "the service never registered", 60_000, () => `; its log: ${log}; ${where()}`);
@@ -488,6 +491,7 @@ describe.skipIf(!gate.ok).each(RUNTIMES)("$name: a plugin built by nri-wire buil
     expectAdjusted(await cri.adjustedPod("e"), "from-bun-configmap", where());
     expect(await cri.logLines(container)).toEqual([expect.stringMatching(new RegExp(`^${ID}: registered with ${runtimeName} \\S+ on /var/run/nri/nri.sock$`))]);
     expect(confinement(await cri.pid(container))).toEqual({ seccomp: "2", noNewPrivs: "1", capEff: "0000000000000000" });
+    expect(environment(await cri.pid(container))).toContain("BUN_JSC_useFTLJIT=0");
   }, 600_000);
 });
 

@@ -145,6 +145,11 @@ export function runForExit(cmd: string, args: readonly string[], timeoutMs = 60_
   });
 }
 
+/** The environment process `pid` started with (/proc/PID/environ), one `NAME=value` per entry. */
+export function environment(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").filter((e) => e !== "");
+}
+
 /**
  * PIDs of processes whose command line mentions `dir` and that are not this process: what a
  * runtime started under its private directory (shims, conmon, launched plugins).

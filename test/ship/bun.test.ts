@@ -66,7 +66,7 @@ describe("nri-wire build --engine bun", () => {
       expect.stringMatching(/^nri-wire build: engine bun 1\.\d+\.\d+ \(@oven\/bun-linux-\w+@1\.\d+\.\d+\), stripped, with its loader and libraries$/),
       expect.stringMatching(/^nri-wire build: plugin 10-adjuster, its bundle and JavaScriptCore's bytecode of it for bun 1\./),
     ]);
-    expect([image.config.config.Entrypoint, image.config.config.Cmd, image.config.config.Env]).toEqual([["/10-adjuster"], ["--socket", "/var/run/nri/nri.sock"], ["PATH=/usr/local/bin:/usr/bin:/bin"]]);
+    expect([image.config.config.Entrypoint, image.config.config.Cmd, image.config.config.Env]).toEqual([["/10-adjuster"], ["--socket", "/var/run/nri/nri.sock"], ["PATH=/usr/local/bin:/usr/bin:/bin", "BUN_JSC_useFTLJIT=0"]]);
     expect(readFileSync(join(rootfs, "10-adjuster"), "utf8").split("\n")[0]).toBe("#!/usr/local/bin/bun");
     const r = await run(join(rootfs, "usr/local/bin/bun"), [join(rootfs, "10-adjuster"), "check"]);
     expect(r.stdout.trim()).toBe('{"id":"10-adjuster","events":"CreateContainer","handlers":["configure","createContainer"]}');

@@ -104,11 +104,11 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     expect(digests[2]).not.toBe(image.layerDigests[2]);
   });
 
-  it("its config runs the launcher on the NRI socket, with a PATH and the OCI labels", () => {
+  it("its config runs the launcher on the NRI socket, with a PATH, glibc's malloc kept to one arena and the OCI labels", () => {
     const git = execFileSync("git", ["-C", ROOT, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
     expect(image.config.created).toBe("1970-01-01T00:00:00Z");
     expect(image.config.config).toEqual({
-      Env: ["PATH=/usr/local/bin:/usr/bin:/bin"],
+      Env: ["PATH=/usr/local/bin:/usr/bin:/bin", "MALLOC_ARENA_MAX=1"],
       Entrypoint: ["/10-adjuster"],
       Cmd: ["--socket", "/var/run/nri/nri.sock"],
       Labels: {
