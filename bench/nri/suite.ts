@@ -10,6 +10,7 @@
  * - the synthetic request: first cycles and steady state again;
  * - once per plugin count, the TypeScript pair with allocation metering.
  */
+import { IMAGE_ENGINE_ENV } from "../../src/ship/footprint.js";
 import { type Command, type Impl, type Pinning, type Programs, type SessionResult, type Setup, runSession } from "./session.js";
 
 export interface Row {
@@ -213,11 +214,21 @@ export const MEMORY_SETTINGS: readonly { name: string; nodeFlags?: string[]; env
 /** The executables of the bench plugin `--only footprint` runs: built with the defaults, with the low-footprint profile, or for Bun (`--engine bun`). */
 export type ExecutableKind = "default" | "low-footprint" | "bun";
 
-/** TypeScript plugins as a node runs them: the executables `nri-wire build` makes, under the Go runtime. */
+/** The environment an engine's image sets besides PATH (src/ship/footprint.ts), as a process environment. */
+function imageEnvironment(engine: "node" | "bun"): Record<string, string> {
+  return Object.fromEntries((IMAGE_ENGINE_ENV[engine] ?? []).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+}
+
+/**
+ * TypeScript plugins as a node runs them: the executables `nri-wire build` makes, under the Go
+ * runtime, as a runtime launches them and with the environment their image's config sets.
+ */
 export const EXECUTABLE_ROWS: readonly Row[] = [
   { label: "Go + TS executable", runtime: "Go", plugin: "TS", executable: "default" },
   { label: "Go + TS executable, low-footprint profile", runtime: "Go", plugin: "TS", executable: "low-footprint" },
   { label: "Go + TS executable, Bun", runtime: "Go", plugin: "TS", executable: "bun" },
+  { label: "Go + TS executable, image's environment", runtime: "Go", plugin: "TS", executable: "default", env: imageEnvironment("node") },
+  { label: "Go + TS executable, Bun, image's environment", runtime: "Go", plugin: "TS", executable: "bun", env: imageEnvironment("bun") },
 ];
 
 /** The fresh sessions of `--only footprint`: FRESH_ROWS and the built executables. */
