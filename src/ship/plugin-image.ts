@@ -8,8 +8,8 @@
  *   plugin  the launcher, the bundle and its code cache: a few hundred KiB (plugin-layer.ts)
  *
  * and a config that runs the launcher with `--socket /var/run/nri/nri.sock`, a PATH and the
- * engine's memory settings (footprint.ts), and the OCI labels the entry's package.json and git give (title, version, created, source, revision,
- * licenses).
+ * engine's memory settings (footprint.ts), and the OCI labels the entry's package.json and git
+ * give (title, version, created, source, revision, licenses).
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
