@@ -10,14 +10,14 @@
  * Each figure is the best round of ROUNDS × CALLS calls (the same method in Go): on a shared
  * machine the best round is the least disturbed one.
  */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type DescMessage, type Message, clone as reflectiveClone, create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as beta from "../gen/v1beta1/api_pb.js";
 import { messages_v1beta1_api } from "../gen/v1beta1/api_codec.js";
 import { goBuild, runPeer } from "../test/interop/support.js";
+import { tempDir } from "../test/support/temp.js";
 import { type MessageCodec, messageRegistry } from "../src/wire/index.js";
 
 const { clone, codecFor } = messageRegistry([messages_v1beta1_api]);
@@ -102,7 +102,7 @@ interface GoLine {
 
 /** Measures every fixture in TypeScript, then the same bytes in Go. */
 export async function codecBench(): Promise<CodecRow[]> {
-  const dir = mkdtempSync(join(tmpdir(), "nriw-codec-"));
+  const dir = tempDir("nriw-codec-");
   // Two passes, the first only to warm up: a fixture measured right after another one ran
   // partly on code tiered up for the previous one, which made the first pass's small-message
   // figures depend on the fixture order (for the generated codec and protobuf-es alike).

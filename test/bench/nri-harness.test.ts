@@ -1,10 +1,18 @@
+import { execFile } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildPrograms, writeRequest } from "../../bench/nri/e2e.js";
 import { recordedRequestBytes } from "../../bench/nri/payload.js";
 import { parsePhases } from "../../bench/nri/phases.js";
 import { type Programs, runSession } from "../../bench/nri/session.js";
 import { socketDir } from "../interop/support.js";
+import { TOOL_CACHES } from "../support/leftovers.js";
 import { go, linux, prerequisites } from "../support/prerequisites.js";
+import { tempDir } from "../support/temp.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
 
 const sessions = prerequisites("bench harness", "the TypeScript and Go session runs", [linux, go("it builds the Go runtime and plugin of the benchmark")]);
 
@@ -53,6 +61,34 @@ describe("bench harness", () => {
         expect(s.memory.runtime.hwm).toBeGreaterThan(0);
         expect(s.memory.runtime.pss).toBeGreaterThan(0);
       }
+    }, 120_000);
+
+    it("leaves nothing in the temporary directory once a bench process exits (its sessions' socket directories included)", async () => {
+      const tmp = tempDir("nriw-b-");
+      const url = (path: string): string => JSON.stringify(pathToFileURL(join(ROOT, path)).href);
+      const script = [
+        `import { readdirSync } from "node:fs";`,
+        `import { tmpdir } from "node:os";`,
+        `import { socketDir } from ${url("test/interop/support.ts")};`,
+        `import { writeRequest } from ${url("bench/nri/e2e.ts")};`,
+        `import { runSession } from ${url("bench/nri/session.ts")};`,
+        `const request = writeRequest(socketDir());`,
+        `const s = await runSession(JSON.parse(process.env.BENCH_PROGRAMS), { runtime: "Go", plugin: "Go", plugins: 1, request: request.path, phases: "steady:0.1" });`,
+        `console.log(JSON.stringify({ cycles: s.phases[0].cycles, entries: readdirSync(tmpdir()).length }));`,
+      ].join("\n");
+      const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
+        const env = { ...process.env, TMPDIR: tmp, BENCH_PROGRAMS: JSON.stringify(programs) };
+        const child = execFile(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { cwd: ROOT, env, timeout: 60_000 }, (_e, out, err) =>
+          res({ code: child.exitCode, stdout: out, stderr: err }),
+        );
+      });
+      expect(stderr).toBe("");
+      expect(code).toBe(0);
+      const during = JSON.parse(stdout) as { cycles: number; entries: number };
+      expect(during.cycles).toBeGreaterThan(0);
+      // The request's directory and the session's socket directory existed while it ran.
+      expect(during.entries).toBeGreaterThanOrEqual(2);
+      expect(readdirSync(tmp).filter((name) => !TOOL_CACHES.some((re) => re.test(name)))).toEqual([]);
     }, 120_000);
   });
 });

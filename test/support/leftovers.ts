@@ -11,7 +11,7 @@ import { join } from "node:path";
  */
 
 /** Entries made by the tools, not by the tests: tsx's compile cache, Node's module compile cache. */
-const TOOL_CACHES = [/^tsx-\d+$/u, /^node-compile-cache$/u];
+export const TOOL_CACHES: readonly RegExp[] = [/^tsx-\d+$/u, /^node-compile-cache$/u];
 
 export default function setup(): () => void {
   const outer = process.env.TMPDIR;
