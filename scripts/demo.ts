@@ -4,13 +4,15 @@
  * it, what came back, and the deprecation warnings the runtime recorded.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 
 const cli = resolve(import.meta.dirname, "../src/cli/main.ts");
-const socket = join(mkdtempSync(join(tmpdir(), "nri-wire-demo-")), "nri.sock");
+const dir = mkdtempSync(join(tmpdir(), "nri-wire-demo-"));
+process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+const socket = join(dir, "nri.sock");
 const plugins = [
   { idx: "10", name: "modern", dialect: "v1beta1", about: "v1beta1 plugin (serves both revisions)" },
   { idx: "20", name: "classic", dialect: "v1alpha1", about: "v1alpha1 plugin of the dedicated era (NRI >= v0.12)" },
