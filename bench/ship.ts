@@ -28,7 +28,7 @@ import { coldStarts, median, writeRequest } from "./nri/e2e.js";
 import { type Programs, runSession } from "./nri/session.js";
 import { buildPlugin, type BuildResult } from "../src/ship/build.js";
 import type { SeaStartup } from "../src/ship/executable.js";
-import { LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
+import { IMAGE_ENGINE_ENV, LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const launches = Number(process.env.BENCH_LAUNCHES ?? "15");
@@ -59,8 +59,8 @@ interface Descriptor {
   size: number;
 }
 
-/** The blobs of a built image (digest → size), its host platform's layers unpacked into `rootfs`, and its config's environment. */
-function unpackImage(r: BuildResult, work: string, rootfs: string): { blobs: Map<string, number>; env: string[] } {
+/** The blobs of a built image (digest → size), its host platform's layers unpacked into `rootfs`. */
+function unpackImage(r: BuildResult, work: string, rootfs: string): Map<string, number> {
   const layout = mkdtempSync(join(work, "layout-"));
   execFileSync("tar", ["-xf", r.image, "-C", layout]);
   const blob = (d: string) => join(layout, "blobs/sha256", d.slice("sha256:".length));
@@ -72,22 +72,21 @@ function unpackImage(r: BuildResult, work: string, rootfs: string): { blobs: Map
   blobs.set(m.digest, m.size);
   const manifest = JSON.parse(readFileSync(blob(m.digest), "utf8")) as { config: Descriptor; layers: Descriptor[] };
   blobs.set(manifest.config.digest, manifest.config.size);
-  const config = JSON.parse(readFileSync(blob(manifest.config.digest), "utf8")) as { config: { Env?: string[] } };
   mkdirSync(rootfs, { recursive: true });
   for (const l of manifest.layers) {
     blobs.set(l.digest, l.size);
     execFileSync("tar", ["-xzf", blob(l.digest), "-C", rootfs]);
   }
   rmSync(layout, { recursive: true, force: true });
-  return { blobs, env: config.config.Env ?? [] };
+  return blobs;
 }
 
-/** An image's environment but its PATH (the engine is run by its path): what the image sets for the engine. */
-const engineSettings = (env: readonly string[]): string[] => env.filter((e) => !e.startsWith("PATH="));
+/** What an engine's image sets in its environment besides the PATH (the engine is run by its path), as `NAME=value`. */
+const engineSettings = (engine: string): string[] => Object.entries(IMAGE_ENGINE_ENV[engine] ?? {}).map(([name, value]) => `${name}=${value}`);
 
 /** Runs an unpacked image's engine on its launcher with the image's environment, as a runtime does. */
-function imageCommand(rootfs: string, engine: string, env: readonly string[]): Command {
-  return ["/usr/bin/env", [...engineSettings(env), join(rootfs, "usr/local/bin", engine), join(rootfs, "10-bench")]];
+function imageCommand(rootfs: string, engine: string): Command {
+  return ["/usr/bin/env", [...engineSettings(engine), join(rootfs, "usr/local/bin", engine), join(rootfs, "10-bench")]];
 }
 
 async function main(): Promise<void> {
@@ -119,8 +118,8 @@ async function main(): Promise<void> {
     const seaRow = rows[0]!;
     // The image form: the first build's image, its layers unpacked as a runtime does.
     const rootfs = join(work, "rootfs");
-    const { blobs, env } = unpackImage(first!, work, rootfs);
-    const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings(env).join(" ")})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node", env) };
+    const blobs = unpackImage(first!, work, rootfs);
+    const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings("node").join(" ")})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node") };
     rows.push(imageRow);
     // Bun: the compiled executable, installed by copying, and the image's files.
     const bun = await buildPlugin({ entry, name: "bench", idx: "10", out: join(work, "out-bun"), engine: "bun", tag: "1.0.0" });
@@ -130,8 +129,8 @@ async function main(): Promise<void> {
     chmodSync(join(work, "installed-bun/10-bench"), 0o755);
     rows.push({ label: `bun ${bunVersion} executable (--engine bun)`, needsNode: false, bytes: bun.executables[0]!.bytes, cmd: [join(work, "installed-bun/10-bench"), []] });
     const bunRoot = join(work, "rootfs-bun");
-    const bunEnv = unpackImage(bun, work, bunRoot).env;
-    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings(bunEnv).join(" ")})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun", bunEnv) });
+    unpackImage(bun, work, bunRoot);
+    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings("bun").join(" ")})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun") });
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });
     const runtime: Command = [go, ["runtime"]];
@@ -168,7 +167,7 @@ async function main(): Promise<void> {
 
     // The image's layers, and a second plugin's pull: the blobs it has that the first lacks.
     const second = await buildPlugin({ entry: join(ROOT, "examples/env-injector.ts"), name: "env-injector", idx: "50", out: join(work, "out-second"), node, tag: "1.0.0" });
-    const secondBlobs = unpackImage(second, work, join(work, "rootfs-second")).blobs;
+    const secondBlobs = unpackImage(second, work, join(work, "rootfs-second"));
     const pulled = [...secondBlobs].filter(([d]) => !blobs.has(d)).reduce((n, [, size]) => n + size, 0);
     say("");
     say(`The image (${first!.engines[0]!.version}, ${first!.manifests.length} platform): archive ${mib(first!.imageBytes)}; layers compressed / unpacked:`);

@@ -214,11 +214,6 @@ export const MEMORY_SETTINGS: readonly { name: string; nodeFlags?: string[]; env
 /** The executables of the bench plugin `--only footprint` runs: built with the defaults, with the low-footprint profile, or for Bun (`--engine bun`). */
 export type ExecutableKind = "default" | "low-footprint" | "bun";
 
-/** The environment an engine's image sets besides PATH (src/ship/footprint.ts), as a process environment. */
-function imageEnvironment(engine: "node" | "bun"): Record<string, string> {
-  return Object.fromEntries((IMAGE_ENGINE_ENV[engine] ?? []).map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
-}
-
 /**
  * TypeScript plugins as a node runs them: the executables `nri-wire build` makes, under the Go
  * runtime, as a runtime launches them and with the environment their image's config sets.
@@ -227,8 +222,8 @@ export const EXECUTABLE_ROWS: readonly Row[] = [
   { label: "Go + TS executable", runtime: "Go", plugin: "TS", executable: "default" },
   { label: "Go + TS executable, low-footprint profile", runtime: "Go", plugin: "TS", executable: "low-footprint" },
   { label: "Go + TS executable, Bun", runtime: "Go", plugin: "TS", executable: "bun" },
-  { label: "Go + TS executable, image's environment", runtime: "Go", plugin: "TS", executable: "default", env: imageEnvironment("node") },
-  { label: "Go + TS executable, Bun, image's environment", runtime: "Go", plugin: "TS", executable: "bun", env: imageEnvironment("bun") },
+  { label: "Go + TS executable, image's environment", runtime: "Go", plugin: "TS", executable: "default", env: IMAGE_ENGINE_ENV.node ?? {} },
+  { label: "Go + TS executable, Bun, image's environment", runtime: "Go", plugin: "TS", executable: "bun", env: IMAGE_ENGINE_ENV.bun ?? {} },
 ];
 
 /** The fresh sessions of `--only footprint`: FRESH_ROWS and the built executables. */

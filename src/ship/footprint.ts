@@ -32,7 +32,8 @@ export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=
 export const BUN_EXEC_ARGV: readonly string[] = [];
 
 /**
- * What an image's config sets in the plugin's environment besides its PATH, by engine: settings
+ * What an image's config sets in the plugin's environment besides its PATH, by engine (variable
+ * name → value; the config lists them as `NAME=value` after the PATH, in this order): settings
  * that lower the memory a plugin holds at no cost in events/s, which only an environment can
  * carry (a pre-installed executable, which the runtime launches with three variables of its own,
  * goes without them). Node: glibc's malloc keeps one arena instead of one per thread that
@@ -42,7 +43,7 @@ export const BUN_EXEC_ARGV: readonly string[] = [];
  * (FTL), a peak lower by a quarter at the same events/s or better (docs/deployment.md).
  * `npm run bench:ship` runs the image forms with them.
  */
-export const IMAGE_ENGINE_ENV: Readonly<Record<string, readonly string[]>> = {
-  node: ["MALLOC_ARENA_MAX=1"],
-  bun: ["BUN_JSC_useFTLJIT=0"],
+export const IMAGE_ENGINE_ENV: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  node: { MALLOC_ARENA_MAX: "1" },
+  bun: { BUN_JSC_useFTLJIT: "0" },
 };

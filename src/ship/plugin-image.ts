@@ -30,7 +30,7 @@ export const BASE_LAYER: LayerSpec = {
 
 /** The image's environment: a PATH where the engine is, and the engine's memory settings. */
 export function imageEnv(engine: Pick<EngineSource, "name">): string[] {
-  return ["PATH=/usr/local/bin:/usr/bin:/bin", ...(IMAGE_ENGINE_ENV[engine.name] ?? [])];
+  return ["PATH=/usr/local/bin:/usr/bin:/bin", ...Object.entries(IMAGE_ENGINE_ENV[engine.name] ?? {}).map(([name, value]) => `${name}=${value}`)];
 }
 
 /** What the entry's package says of it. */
