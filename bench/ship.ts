@@ -20,10 +20,11 @@
  * executable is copied into a directory of its own before it runs, as an install does.
  */
 import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { goBuild, socketDir } from "../test/interop/support.js";
+import { readImage, unpackLayers } from "../test/support/ship-build.js";
 import { coldStarts, median, writeRequest } from "./nri/e2e.js";
 import { type Programs, runSession } from "./nri/session.js";
 import { buildPlugin, type BuildResult } from "../src/ship/build.js";
@@ -54,31 +55,19 @@ function nodeFromCache(): string {
   return line.slice("NODE=".length);
 }
 
-interface Descriptor {
-  digest: string;
-  size: number;
-}
-
-/** The blobs of a built image (digest → size), its host platform's layers unpacked into `rootfs`. */
-function unpackImage(r: BuildResult, work: string, rootfs: string): Map<string, number> {
-  const layout = mkdtempSync(join(work, "layout-"));
-  execFileSync("tar", ["-xf", r.image, "-C", layout]);
-  const blob = (d: string) => join(layout, "blobs/sha256", d.slice("sha256:".length));
-  const blobs = new Map<string, number>();
-  const top = JSON.parse(readFileSync(join(layout, "index.json"), "utf8")) as { manifests: Descriptor[] };
-  const index = JSON.parse(readFileSync(blob(top.manifests[0]!.digest), "utf8")) as { manifests: Descriptor[] };
-  blobs.set(top.manifests[0]!.digest, top.manifests[0]!.size);
-  const m = index.manifests[0]!;
-  blobs.set(m.digest, m.size);
-  const manifest = JSON.parse(readFileSync(blob(m.digest), "utf8")) as { config: Descriptor; layers: Descriptor[] };
-  blobs.set(manifest.config.digest, manifest.config.size);
-  mkdirSync(rootfs, { recursive: true });
-  for (const l of manifest.layers) {
-    blobs.set(l.digest, l.size);
-    execFileSync("tar", ["-xzf", blob(l.digest), "-C", rootfs]);
+/**
+ * A built image as a node pulls it: its blobs (digest → size: the image index, its first
+ * manifest, that manifest's config and layers), and those layers unpacked into `rootfs` if given.
+ */
+function pullImage(r: BuildResult, work: string, rootfs?: string): Map<string, number> {
+  const layout = mkdtempSync(join(work, "image-"));
+  try {
+    const image = readImage(r.image, layout);
+    if (rootfs !== undefined) unpackLayers(image, rootfs);
+    return new Map([image.indexDescriptor, image.index.manifests[0]!, image.manifest.config, ...image.manifest.layers].map((d) => [d.digest, d.size]));
+  } finally {
+    rmSync(layout, { recursive: true, force: true });
   }
-  rmSync(layout, { recursive: true, force: true });
-  return blobs;
 }
 
 /** What an engine's image sets in its environment besides the PATH (the engine is run by its path), as `NAME=value`. */
@@ -118,7 +107,7 @@ async function main(): Promise<void> {
     const seaRow = rows[0]!;
     // The image form: the first build's image, its layers unpacked as a runtime does.
     const rootfs = join(work, "rootfs");
-    const blobs = unpackImage(first!, work, rootfs);
+    const blobs = pullImage(first!, work, rootfs);
     const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings("node").join(" ")})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node") };
     rows.push(imageRow);
     // Bun: the compiled executable, installed by copying, and the image's files.
@@ -129,7 +118,7 @@ async function main(): Promise<void> {
     chmodSync(join(work, "installed-bun/10-bench"), 0o755);
     rows.push({ label: `bun ${bunVersion} executable (--engine bun)`, needsNode: false, bytes: bun.executables[0]!.bytes, cmd: [join(work, "installed-bun/10-bench"), []] });
     const bunRoot = join(work, "rootfs-bun");
-    unpackImage(bun, work, bunRoot);
+    pullImage(bun, work, bunRoot);
     rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings("bun").join(" ")})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun") });
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });
@@ -167,7 +156,7 @@ async function main(): Promise<void> {
 
     // The image's layers, and a second plugin's pull: the blobs it has that the first lacks.
     const second = await buildPlugin({ entry: join(ROOT, "examples/env-injector.ts"), name: "env-injector", idx: "50", out: join(work, "out-second"), node, tag: "1.0.0" });
-    const secondBlobs = unpackImage(second, work, join(work, "rootfs-second"));
+    const secondBlobs = pullImage(second, work);
     const pulled = [...secondBlobs].filter(([d]) => !blobs.has(d)).reduce((n, [, size]) => n + size, 0);
     say("");
     say(`The image (${first!.engines[0]!.version}, ${first!.manifests.length} platform): archive ${mib(first!.imageBytes)}; layers compressed / unpacked:`);

@@ -33,6 +33,7 @@ export function filesUnder(out: string): string[] {
 /** A blob's descriptor, as an image layout's index and manifests give it. */
 export interface Descriptor {
   digest: string;
+  size: number;
   platform?: { architecture: string };
 }
 
@@ -48,6 +49,8 @@ export interface ReadImage {
   /** A blob's file in the unpacked layout. */
   blobFile(d: Descriptor): string;
   blob(d: Descriptor): Buffer;
+  /** The image index's descriptor, as the layout's index.json gives it. */
+  indexDescriptor: Descriptor;
   index: { manifests: Descriptor[] };
   manifest: { config: Descriptor; layers: Descriptor[] };
   config: ImageConfig;
@@ -66,7 +69,7 @@ export function readImage(archive: string, work: string, architecture?: string):
   const index = JSON.parse(blob(top.manifests[0]!).toString()) as { manifests: Descriptor[] };
   const m = architecture === undefined ? index.manifests[0]! : index.manifests.find((d) => d.platform?.architecture === architecture)!;
   const manifest = JSON.parse(blob(m).toString()) as { config: Descriptor; layers: Descriptor[] };
-  return { blobFile, blob, index, manifest, config: JSON.parse(blob(manifest.config).toString()) as ImageConfig };
+  return { blobFile, blob, indexDescriptor: top.manifests[0]!, index, manifest, config: JSON.parse(blob(manifest.config).toString()) as ImageConfig };
 }
 
 /** Unpacks an image's layers in order into `rootfs`; each layer's file list, as tar lists it. */
