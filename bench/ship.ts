@@ -29,7 +29,7 @@ import { coldStarts, median, writeRequest } from "./nri/e2e.js";
 import { type Programs, runSession } from "./nri/session.js";
 import { buildPlugin, type BuildResult } from "../src/ship/build.js";
 import type { SeaStartup } from "../src/ship/executable.js";
-import { IMAGE_ENGINE_ENV, LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
+import { LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const launches = Number(process.env.BENCH_LAUNCHES ?? "15");
@@ -57,26 +57,31 @@ function nodeFromCache(): string {
 
 /**
  * A built image as a node pulls it: its blobs (digest → size: the image index, its first
- * manifest, that manifest's config and layers), and those layers unpacked into `rootfs` if given.
+ * manifest, that manifest's config and layers), the environment its config sets, and those layers
+ * unpacked into `rootfs` if given.
  */
-function pullImage(r: BuildResult, work: string, rootfs?: string): Map<string, number> {
+function pullImage(r: BuildResult, work: string, rootfs?: string): { blobs: Map<string, number>; env: string[] } {
   const layout = mkdtempSync(join(work, "image-"));
   try {
     const image = readImage(r.image, layout);
     if (rootfs !== undefined) unpackLayers(image, rootfs);
-    return new Map([image.indexDescriptor, image.index.manifests[0]!, image.manifest.config, ...image.manifest.layers].map((d) => [d.digest, d.size]));
+    const blobs = new Map([image.indexDescriptor, image.index.manifests[0]!, image.manifest.config, ...image.manifest.layers].map((d) => [d.digest, d.size]));
+    return { blobs, env: image.config.config.Env };
   } finally {
     rmSync(layout, { recursive: true, force: true });
   }
 }
 
-/** What an engine's image sets in its environment besides the PATH (the engine is run by its path), as `NAME=value`. */
-const engineSettings = (engine: string): string[] => Object.entries(IMAGE_ENGINE_ENV[engine] ?? {}).map(([name, value]) => `${name}=${value}`);
-
-/** Runs an unpacked image's engine on its launcher with the image's environment, as a runtime does. */
-function imageCommand(rootfs: string, engine: string): Command {
-  return ["/usr/bin/env", [...engineSettings(engine), join(rootfs, "usr/local/bin", engine), join(rootfs, "10-bench")]];
+/**
+ * Runs an unpacked image's engine on its launcher with the environment the image's config sets,
+ * as a runtime does (its PATH included: the engine is run by its path, so it finds nothing else).
+ */
+function imageCommand(rootfs: string, engine: string, env: readonly string[]): Command {
+  return ["/usr/bin/env", [...env, join(rootfs, "usr/local/bin", engine), join(rootfs, "10-bench")]];
 }
+
+/** A row's note of what an image's config sets for its engine: its environment but the PATH. */
+const engineSettings = (env: readonly string[]): string => env.filter((e) => !e.startsWith("PATH=")).join(" ");
 
 async function main(): Promise<void> {
   const node = nodeFromCache();
@@ -107,8 +112,8 @@ async function main(): Promise<void> {
     const seaRow = rows[0]!;
     // The image form: the first build's image, its layers unpacked as a runtime does.
     const rootfs = join(work, "rootfs");
-    const blobs = pullImage(first!, work, rootfs);
-    const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings("node").join(" ")})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node") };
+    const { blobs, env } = pullImage(first!, work, rootfs);
+    const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings(env)})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node", env) };
     rows.push(imageRow);
     // Bun: the compiled executable, installed by copying, and the image's files.
     const bun = await buildPlugin({ entry, name: "bench", idx: "10", out: join(work, "out-bun"), engine: "bun", tag: "1.0.0" });
@@ -118,8 +123,8 @@ async function main(): Promise<void> {
     chmodSync(join(work, "installed-bun/10-bench"), 0o755);
     rows.push({ label: `bun ${bunVersion} executable (--engine bun)`, needsNode: false, bytes: bun.executables[0]!.bytes, cmd: [join(work, "installed-bun/10-bench"), []] });
     const bunRoot = join(work, "rootfs-bun");
-    pullImage(bun, work, bunRoot);
-    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings("bun").join(" ")})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun") });
+    const bunEnv = pullImage(bun, work, bunRoot).env;
+    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings(bunEnv)})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun", bunEnv) });
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });
     const runtime: Command = [go, ["runtime"]];
@@ -156,7 +161,7 @@ async function main(): Promise<void> {
 
     // The image's layers, and a second plugin's pull: the blobs it has that the first lacks.
     const second = await buildPlugin({ entry: join(ROOT, "examples/env-injector.ts"), name: "env-injector", idx: "50", out: join(work, "out-second"), node, tag: "1.0.0" });
-    const secondBlobs = pullImage(second, work);
+    const secondBlobs = pullImage(second, work).blobs;
     const pulled = [...secondBlobs].filter(([d]) => !blobs.has(d)).reduce((n, [, size]) => n + size, 0);
     say("");
     say(`The image (${first!.engines[0]!.version}, ${first!.manifests.length} platform): archive ${mib(first!.imageBytes)}; layers compressed / unpacked:`);
