@@ -245,6 +245,9 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
     if ((o.nodeOptions ?? []).length > 0) throw new Error(`build: --node-options are Node's: engine bun starts with ${BUN_EXEC_ARGV.length === 0 ? "Bun's defaults" : BUN_EXEC_ARGV.join(" ")}`);
     if (o.seaStartup !== undefined) throw new Error("build: a startup snapshot is Node's: engine bun starts from its bytecode");
   } else if (o.bun !== undefined) throw new Error("build: --bun chooses Bun's version: give --engine bun");
+  else if (form === "script" && (o.nodeOptions ?? []).length > 1) {
+    throw new Error(`build: form script: takes at most one node option (a #! line passes one argument), got ${o.nodeOptions!.length}`);
+  }
   // The options the engine always starts with: the plugin's for Node, the ones measured best for Bun.
   const nodeOptions = engineName === "bun" ? BUN_EXEC_ARGV : (o.nodeOptions ?? []);
   const platforms = o.platforms ?? [hostPlatform()];

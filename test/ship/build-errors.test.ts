@@ -6,6 +6,7 @@ import { main } from "../../src/cli/main.js";
 import { type BuildOptions, buildPlugin, checkRepository, defaultRepository, sourceDateEpoch } from "../../src/ship/build.js";
 import type { BuildEngine } from "../../src/ship/engine-registry.js";
 import { canBuildSea } from "../../src/ship/executable.js";
+import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
 import { hostPlatform, type Platform } from "../../src/ship/platform.js";
 import { notRoot, prerequisites } from "../support/prerequisites.js";
 import { tempDir } from "../support/temp.js";
@@ -94,6 +95,10 @@ describe("nri-wire build: bad input", () => {
     expect(await failure({ entry, engine: "bun", nodeOptions: ["--max-semi-space-size=1"] })).toEqual({ message: "build: --node-options are Node's: engine bun starts with Bun's defaults", left: [] });
     expect(await failure({ entry, engine: "bun", seaStartup: "snapshot" })).toEqual({ message: "build: a startup snapshot is Node's: engine bun starts from its bytecode", left: [] });
     expect(await failure({ entry, bun: "1.4.5" })).toEqual({ message: "build: --bun chooses Bun's version: give --engine bun", left: [] });
+    expect(await failure({ entry, form: "script", nodeOptions: [...LOW_FOOTPRINT_OPTIONS] })).toEqual({
+      message: "build: form script: takes at most one node option (a #! line passes one argument), got 3",
+      left: [],
+    });
     expect(await failure({ entry, engine: "bun", bun: "1.3.9" })).toEqual({ message: "build: engine bun 1.3.9: nri-wire runs on Bun 1.4 or later", left: [] });
     expect(await failure({ entry, engine: "bun", bun: "bun" })).toEqual({ message: "build: bun bun: must be an absolute path or a version", left: [] });
     const lines: string[] = [];
