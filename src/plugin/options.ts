@@ -59,11 +59,12 @@ export interface PluginOptions {
    */
   unknownEvents?: "skip" | "error";
   /**
-   * Whether, once registered, the plugin runs its own serving path (decoding, translation,
-   * encoding) on sample requests of the events it subscribed to, never calling its handlers, so
-   * that its first real events run optimized code (docs/performance.md, "First events"). One call
-   * per turn of the event loop, about 1,200 in all; a real event is served in between. Default false: it holds 12–34 MiB more of private
-   * memory per plugin for first events that were not reliably faster (docs/performance.md).
+   * Whether, once registered, the plugin (of the default dialect, v1beta1) runs its own serving
+   * path (decoding, translation, encoding) on sample requests of the events it subscribed to,
+   * never calling its handlers, so that its first real events run optimized code
+   * (docs/performance.md, "First events"). One call per turn of the event loop, about 1,200 in
+   * all; a real event is served in between. Default false: it holds 31–35 MiB more private memory
+   * idle per plugin for first events that were not reliably faster (docs/performance.md).
    */
   warmUp?: boolean;
   /** Where the plugin's messages go; what it leaves out goes to the default: warnings and errors to stderr. */

@@ -1,6 +1,6 @@
 /**
  * The resources a built plugin's pod asks for, sized from what `npm run bench:ship` measures for
- * the sea form on Node 26 (docs/deployment.md has the figures: a peak RSS of 75–78 MiB under a
+ * the sea form on Node 26 (docs/deployment.md has the figures: a peak RSS of 71–80 MiB under a
  * sustained event load, most of it the Node binary's pages): the request covers that peak, the
  * limit leaves V8 room to grow its heap. No CPU limit: a throttled plugin delays every container
  * start on the node.
@@ -16,7 +16,7 @@ export const POD_RESOURCES = {
  * (garbage collection and optimizing compilation on the main thread, so no thread keeps a malloc
  * arena of its own), and an old generation whose first full collection comes at 2 MiB instead of
  * when V8's far larger initial limit is reached. Measured in `npm run bench -- --only footprint`
- * (docs/performance.md, What a plugin costs a node).
+ * (docs/performance.md, Memory).
  */
 export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=1", "--single-threaded", "--initial-old-space-size=2"];
 
@@ -25,7 +25,7 @@ export const LOW_FOOTPRINT_OPTIONS: readonly string[] = ["--max-semi-space-size=
  * with the bench plugin (one plugin, 6 s of events from the TypeScript runtime, the plugin's
  * highest RssAnon): `--smol` (a smaller heap, collected more often) and a later JIT tier-up
  * (`--compile-jit-policy`) lowered the peak by less than a tenth; what does lower it, turning
- * JavaScriptCore's top tier off (`BUN_JSC_useFTLJIT=0`, about a third less), is an environment
+ * JavaScriptCore's top tier off (`BUN_JSC_useFTLJIT=0`, about a quarter less), is an environment
  * variable, which the image sets (IMAGE_ENGINE_ENV) and an executable the runtime launches does
  * not carry (docs/deployment.md).
  */
