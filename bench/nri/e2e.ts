@@ -39,18 +39,22 @@ export function buildPrograms(): Programs {
  * The bench plugin (plugin-entry.ts) built by `nri-wire build` (a single executable on this Node,
  * or line 26's from the registry), with its default options, with the low-footprint profile and
  * for Bun (the newest 1.4 or later from the registry), each installed into a directory of its own
- * under `dir` as a user would; their commands.
+ * under `dir` as a user would; their commands, and the engine each embeds (`node v26.12.1`,
+ * `bun 1.4.5`).
  */
-export async function buildExecutables(dir: string): Promise<Record<ExecutableKind, Command>> {
+export async function buildExecutables(dir: string): Promise<{ commands: Record<ExecutableKind, Command>; engines: Record<ExecutableKind, string> }> {
+  const engines = {} as Record<ExecutableKind, string>;
   const one = async (kind: ExecutableKind, options: Partial<BuildOptions>): Promise<Command> => {
     const r = await buildPlugin({ entry: join(ROOT, "bench/nri/plugin-entry.ts"), name: "bench", idx: "10", out: join(dir, `build-${kind}`), tag: "1.0.0", ...options });
     const installed = join(dir, `installed-${kind}`);
     mkdirSync(installed, { recursive: true });
     copyFileSync(r.executables[0]!.path, join(installed, "10-bench"));
     chmodSync(join(installed, "10-bench"), 0o755);
+    engines[kind] = `${r.engines[0]!.name} ${r.engines[0]!.version}`;
     return [join(installed, "10-bench"), []];
   };
-  return { default: await one("default", {}), "low-footprint": await one("low-footprint", { nodeOptions: LOW_FOOTPRINT_OPTIONS }), bun: await one("bun", { engine: "bun" }) };
+  const commands = { default: await one("default", {}), "low-footprint": await one("low-footprint", { nodeOptions: LOW_FOOTPRINT_OPTIONS }), bun: await one("bun", { engine: "bun" }) };
+  return { commands, engines };
 }
 
 /** The synthetic request (a realistic pod and container), written where both runtimes read it. */
