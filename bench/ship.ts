@@ -15,13 +15,15 @@
  * - three plugins at once, as a node runs them: from one engine layer (the same Node file
  *   mapped three times) against three single executables (three files), their PSS summed after
  *   a round of events.
+ * - when it ran and how busy the machine was: the 1-minute load average as the launches began
+ *   and at the end.
  *
  * The Node they embed or name comes from `scripts/runtimes/build.sh node` (Node 26). Each
  * executable is copied into a directory of its own before it runs, as an install does.
  */
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { goBuild, socketDir } from "../test/interop/support.js";
 import { readImage, unpackLayers } from "../test/support/ship-build.js";
@@ -130,7 +132,8 @@ async function main(): Promise<void> {
     const runtime: Command = [go, ["runtime"]];
     const request = writeRequest(socketDir()).path;
 
-    say(`Plugin forms, Node ${version}, Go runtime; ${launches} launches, ${rounds} rounds of ${seconds} s:`);
+    const load0 = loadavg()[0]!;
+    say(`Plugin forms, Node ${version}, Go runtime; ${launches} launches, ${rounds} rounds of ${seconds} s; ${new Date().toISOString().slice(0, 16)}Z:`);
     say("");
     say("| form | Node on the host | size | cold start, median (min–max) | idle anonymous | peak anonymous | events/s | peak RSS |");
     say("|---|---|---|---|---|---|---|---|");
@@ -189,6 +192,8 @@ async function main(): Promise<void> {
     }
     say("");
     say(`Three plugins at once, PSS summed after ${seconds} s of events (median of ${rounds} rounds): from one engine layer ${median(pss.layered).toFixed(1)} MiB; three single executables ${median(pss.sea).toFixed(1)} MiB.`);
+    say("");
+    say(`1-minute load average ${load0.toFixed(2)} when the forms' launches began, ${loadavg()[0]!.toFixed(2)} at the end.`);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
