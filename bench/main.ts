@@ -27,7 +27,7 @@ import { buildExecutables, buildPrograms, coldStarts, importCosts, writeRequest 
 import { recordedRequest } from "./nri/payload.js";
 import { fmt, footprintTables, median, nriTables, operationsTables, pollingTables } from "./nri/report.js";
 import { FULL, type Payload, QUICK, runFootprint, runNri, runOperations, runPolling } from "./nri/suite.js";
-import { IMAGE_ENGINE_ENV, LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
+import { engineEnv, IMAGE_ENGINE_ENV, LOW_FOOTPRINT_OPTIONS } from "../src/ship/footprint.js";
 import { translateBench } from "./translate.js";
 import { runOnAskedNode } from "./node-line.js";
 
@@ -190,7 +190,7 @@ async function nriSections(): Promise<unknown> {
     say();
     say(
       `A runtime and 1 or 3 plugins, each its own process, as in \`npm run bench\`'s NRI regimes, ${payloads[0]!.name} request. \`TS\` plugins are the bench program on Node; ` +
-        `\`TS executable\` rows are the same plugin as \`nri-wire build\` makes it (the form a node runs), with its default options, with the low-footprint profile (\`${LOW_FOOTPRINT_OPTIONS.join(" ")}\`) and for Bun (\`--engine bun\`), embedding ${built.engines.default} and ${built.engines.bun}; \`image's environment\` rows are those executables with what their image's config sets (${Object.entries(IMAGE_ENGINE_ENV).map(([e, v]) => `${e}: \`${Object.entries(v).map(([name, value]) => `${name}=${value}`).join(" ")}\``).join(", ")}), which is how the image's process differs from them besides its launcher reading the bundle and code cache from files. Memory settings: a TypeScript plugin under the Go runtime with ` +
+        `\`TS executable\` rows are the same plugin as \`nri-wire build\` makes it (the form a node runs), with its default options, with the low-footprint profile (\`${LOW_FOOTPRINT_OPTIONS.join(" ")}\`) and for Bun (\`--engine bun\`), embedding ${built.engines.default} and ${built.engines.bun}; \`image's environment\` rows are those executables with what their image's config sets (${Object.keys(IMAGE_ENGINE_ENV).map((e) => `${e}: \`${engineEnv(e).join(" ")}\``).join(", ")}), which is how the image's process differs from them besides its launcher reading the bundle and code cache from files. Memory settings: a TypeScript plugin under the Go runtime with ` +
         `node flags or an environment variable of its own (bench/nri/suite.ts MEMORY_SETTINGS). Rows run interleaved, each round starting one row later.`,
     );
     say();

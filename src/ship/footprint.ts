@@ -47,3 +47,8 @@ export const IMAGE_ENGINE_ENV: Readonly<Record<string, Readonly<Record<string, s
   node: { MALLOC_ARENA_MAX: "1" },
   bun: { BUN_JSC_useFTLJIT: "0" },
 };
+
+/** An engine's IMAGE_ENGINE_ENV as an image config lists it: `NAME=value`, in order. */
+export function engineEnv(engine: string): string[] {
+  return Object.entries(IMAGE_ENGINE_ENV[engine] ?? {}).map(([name, value]) => `${name}=${value}`);
+}

@@ -15,7 +15,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { Engine, EngineSource } from "./engine.js";
-import { IMAGE_ENGINE_ENV } from "./footprint.js";
+import { engineEnv } from "./footprint.js";
 import { type LayerSpec, type PlatformImage, rfc3339 } from "./oci-image.js";
 import { pluginPaths } from "./plugin-layer.js";
 
@@ -30,7 +30,7 @@ export const BASE_LAYER: LayerSpec = {
 
 /** The image's environment: a PATH where the engine is, and the engine's memory settings. */
 export function imageEnv(engine: Pick<EngineSource, "name">): string[] {
-  return ["PATH=/usr/local/bin:/usr/bin:/bin", ...Object.entries(IMAGE_ENGINE_ENV[engine.name] ?? {}).map(([name, value]) => `${name}=${value}`)];
+  return ["PATH=/usr/local/bin:/usr/bin:/bin", ...engineEnv(engine.name)];
 }
 
 /** What the entry's package says of it. */
