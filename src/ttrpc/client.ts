@@ -10,6 +10,7 @@ import { Code } from "./status.js";
 import { type Deadline, processDeadlines } from "./deadlines.js";
 import { chainInterceptors, checkInterceptors } from "../internal/interceptor.js";
 import type { ClientCall, ClientInterceptor, MethodKind } from "./interceptors.js";
+import { StreamTable } from "./stream-table.js";
 
 /** Per-call options. */
 export interface CallOptions {
@@ -49,7 +50,7 @@ interface PendingStream {
  */
 export class Client extends FrameConnection {
   private nextId = 1;
-  private readonly streams = new Map<number, PendingStream>();
+  private readonly streams = new StreamTable<PendingStream>();
   private readonly sizes = new RequestSizes();
   private drainWaiters: (() => void)[] = [];
   protected override readonly pauseReadsWhileCongested = false;
@@ -183,7 +184,7 @@ export class Client extends FrameConnection {
 
   protected onClose(reason: Error): void {
     const err = closedError(reason);
-    const calls = [...this.streams.values()];
+    const calls = this.streams.values();
     this.streams.clear();
     for (const c of calls) c.fail(err);
     this.wakeWriters();

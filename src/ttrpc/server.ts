@@ -10,6 +10,7 @@ import { MessageQueue } from "./queue.js";
 import { toggleHold } from "../internal/read-hold.js";
 import { Code } from "./status.js";
 import { type Deadline, processDeadlines } from "./deadlines.js";
+import { StreamTable } from "./stream-table.js";
 import { withTimeout } from "./with-timeout.js";
 import { type Interceptor, chainInterceptors, checkInterceptors } from "../internal/interceptor.js";
 import type { ServerCall, ServerInterceptor } from "./interceptors.js";
@@ -139,7 +140,7 @@ export class Server {
 
 /** One connection served by a Server. */
 export class ServerConnection extends FrameConnection {
-  private readonly calls = new Map<number, IncomingCall>();
+  private readonly calls = new StreamTable<IncomingCall>();
   private lastStreamId = 0;
   private idleClose = false;
   /** Settles once the connection, gone idle, has half-closed (or has ended): see closeWhenIdle. */
@@ -223,7 +224,7 @@ export class ServerConnection extends FrameConnection {
   }
 
   protected onClose(reason: Error): void {
-    const calls = [...this.calls.values()];
+    const calls = this.calls.values();
     this.calls.clear();
     const err = new RpcError(Code.CANCELED, `connection closed: ${reason.message}`, { cause: reason });
     for (const c of calls) c.abort(err);
