@@ -183,11 +183,11 @@ export class Mux {
   private readonly onEnd = (): void => closeAtEnd(this.decoder, this, "mux: trunk closed by peer");
 }
 
-/** The data of segments[from, to) as one chunk. */
+/** The data of segments[from, to) as one chunk, in memory of its own (see encodeMuxFrames). */
 function joinSegments(segments: readonly MuxSegment[], from: number, to: number): Uint8Array {
   let n = 0;
   for (let i = from; i < to; i++) n += segments[i]!.data.length;
-  const out = Buffer.allocUnsafe(n);
+  const out = Buffer.allocUnsafeSlow(n);
   let pos = 0;
   for (let i = from; i < to; i++) {
     out.set(segments[i]!.data, pos);

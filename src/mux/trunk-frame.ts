@@ -89,10 +89,16 @@ export class MuxDecoder {
 /**
  * Encodes `data` for connection `connId` as mux frames of at most `maxPayload` bytes each, into
  * one new buffer (one trunk write). Empty data gives no frames.
+ *
+ * The buffer has memory of its own, not a slice of Node's shared pool (`Buffer.allocUnsafe` below
+ * half of `Buffer.poolSize`, 64 KiB on Node 26): a pool lives as long as its last slice and as
+ * long as it is the current one, so under events back to back some pools outlived two young
+ * collections, were promoted, and kept their 64 KiB until the next full collection; that was most
+ * of the ArrayBuffer memory a plugin held at its peak (docs/performance.md, Memory).
  */
 export function encodeMuxFrames(connId: number, data: Uint8Array, maxPayload: number = MAX_WRITE_PAYLOAD): Uint8Array {
   const frames = Math.ceil(data.length / maxPayload);
-  const out = Buffer.allocUnsafe(data.length + frames * MUX_HEADER_LENGTH);
+  const out = Buffer.allocUnsafeSlow(data.length + frames * MUX_HEADER_LENGTH);
   let pos = 0;
   for (let off = 0; off < data.length; off += maxPayload) {
     const size = Math.min(maxPayload, data.length - off);

@@ -57,6 +57,11 @@ describe("mux framing", () => {
     expect(MAX_WRITE_PAYLOAD).toBe(4096);
   });
 
+  it("encodes into memory of its own, never a slice of Node's shared buffer pool", () => {
+    const small = encodeMuxFrames(1, new Uint8Array(100));
+    expect([small.byteOffset, small.buffer.byteLength, small.length]).toEqual([0, 108, 108]);
+  });
+
   it("raises only MuxError on garbage, naming the frame", () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ maxLength: 100 }), { maxLength: 8 }), (chunks) => {
