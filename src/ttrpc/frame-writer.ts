@@ -23,6 +23,16 @@ export class FrameWriter {
   private pos = 0;
   private parts: Uint8Array[] = [];
   private queued = 0;
+  /**
+   * Writes handed to the sink whose callbacks have not run. Once none is left the sink is done
+   * with every part it was given, and the staging buffer starts over at its front instead of a new
+   * one being allocated when it is full: a staging buffer that lived long enough to be promoted
+   * kept its 64 KiB until the next full collection.
+   */
+  private writing = 0;
+  private readonly written = (): void => {
+    this.writing--;
+  };
   private closed = false;
   /** Whether a burst is open: its first frame went out at once, the rest wait for its end. */
   private burst = false;
@@ -55,6 +65,8 @@ export class FrameWriter {
    */
   begin(streamId: number, type: number, flags: number, dataLength: number, inlineLength: number): number {
     const need = HEADER_LENGTH + inlineLength;
+    // Everything staged has been written and the sink is done with it: start over at the front.
+    if (this.writing === 0 && this.start === this.pos && this.parts.length === 0) this.start = this.pos = 0;
     if (this.buf.length - this.pos < need) this.grow(need);
     return writeHeader(this.buf, this.pos, dataLength, streamId, type, flags);
   }
@@ -108,10 +120,11 @@ export class FrameWriter {
     if (parts.length === 0 || this.closed) return;
     this.parts = [];
     this.queued = 0;
-    if (parts.length === 1) this.sink.write(parts[0]!);
+    this.writing += parts.length;
+    if (parts.length === 1) this.sink.write(parts[0]!, this.written);
     else {
       this.sink.cork();
-      for (const p of parts) this.sink.write(p);
+      for (const p of parts) this.sink.write(p, this.written);
       this.sink.uncork();
     }
     this.wrote();

@@ -59,6 +59,50 @@ describe("FrameWriter", () => {
     expect([writes, reported]).toEqual([[[1], [3]], 2]);
   });
 
+  it("starts its staging buffer over at the front once the sink has called back for every write", async () => {
+    const chunks: Buffer[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        chunks.push(chunk);
+        cb();
+      },
+    });
+    const w = new FrameWriter(sink);
+    frame(w, 1);
+    await nextTurn();
+    frame(w, 3);
+    await nextTurn();
+    const [a, b] = chunks;
+    expect([b!.buffer === a!.buffer, b!.byteOffset - a!.byteOffset, b!.readUInt32BE(4)]).toEqual([true, 0, 3]);
+  });
+
+  it("never writes over what a sink has not called back for", async () => {
+    const chunks: Buffer[] = [];
+    const held: (() => void)[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        chunks.push(chunk);
+        held.push(cb);
+      },
+    });
+    const w = new FrameWriter(sink);
+    frame(w, 1);
+    await nextTurn();
+    const first = Buffer.from(chunks[0]!);
+    // The sink still holds the first write (no callback yet); it queues the second.
+    frame(w, 3);
+    await nextTurn();
+    expect(Buffer.compare(chunks[0]!, first)).toBe(0);
+    held.splice(0).forEach((cb) => cb());
+    await nextTurn();
+    held.splice(0).forEach((cb) => cb());
+    await nextTurn();
+    frame(w, 5);
+    await nextTurn();
+    const [a, b, c] = chunks;
+    expect([b!.readUInt32BE(4), b!.buffer === a!.buffer && b!.byteOffset > a!.byteOffset, c!.buffer === a!.buffer && c!.byteOffset === a!.byteOffset, c!.readUInt32BE(4)]).toEqual([3, true, true, 5]);
+  });
+
   it("drops what waits for the burst's end, and writes nothing more, once closed", async () => {
     const { sink, writes } = recordingSink();
     const w = new FrameWriter(sink);
