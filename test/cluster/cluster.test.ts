@@ -219,8 +219,9 @@ describe.skipIf(!gate.ok)("a plugin on a single-node cluster", () => {
     });
 
     it("adjusts nothing once the documented helm uninstall returns, and leaves NRI clean", async () => {
-      // As docs/deployment.md says: the DaemonSet goes only once its pods have.
-      await cluster.helm("uninstall", plugin.release, "--namespace", plugin.namespace, "--cascade", "foreground", "--wait", "--timeout", "3m");
+      // As docs/deployment.md says: the DaemonSet goes only once its pods have, and helm reads
+      // every resource until it is gone (a bare --wait may stop before the DaemonSet is).
+      await cluster.helm("uninstall", plugin.release, "--namespace", plugin.namespace, "--cascade", "foreground", "--wait=legacy", "--timeout", "3m");
       const all = await cluster.api.get<{ items: KubeObject[] }>(`/api/v1/namespaces/${plugin.namespace}/pods?labelSelector=app.kubernetes.io/instance=${plugin.release}`);
       expect(all.items.map((p) => p.metadata.name)).toEqual([]);
       // A pod created at once is not adjusted.
