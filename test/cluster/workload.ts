@@ -124,14 +124,17 @@ export async function containerPid(c: Cluster, pod: string): Promise<number> {
 }
 
 /**
- * Milliseconds from a plugin pod's registration (the time the runtime logged for its
- * `registered with` line) to its Ready condition; the condition has whole seconds, so the figure
- * is within a second of the truth.
+ * When a plugin pod became Ready after its registration (the time the runtime logged for its
+ * `registered with` line), in milliseconds: the condition's time is truncated to whole seconds,
+ * so it is known only as a range a second wide, cut at the registration (a pod Ready before it
+ * registered is an error).
  */
-export async function readyAfterRegistration(c: Cluster, namespace: string, pod: KubeObject): Promise<number> {
+export async function readyAfterRegistration(c: Cluster, namespace: string, pod: KubeObject): Promise<{ readonly fromMs: number; readonly toMs: number }> {
   const lines = (await c.kubectl("-n", namespace, "logs", "--timestamps", pod.metadata.name)).split("\n");
   const registered = lines.find((l) => / registered/.test(l))?.split(" ")[0];
   const conds = ((pod.status?.conditions ?? []) as { type: string; lastTransitionTime: string }[]).find((x) => x.type === "Ready");
   if (registered === undefined || conds === undefined) throw new Error(`cluster: pod ${pod.metadata.name} has no registration line or no Ready condition`);
-  return Date.parse(conds.lastTransitionTime) - Date.parse(registered);
+  const second = Date.parse(conds.lastTransitionTime) - Date.parse(registered);
+  if (second + 1000 <= 0) throw new Error(`cluster: pod ${pod.metadata.name} was Ready at ${conds.lastTransitionTime}, before it registered at ${registered}`);
+  return { fromMs: Math.max(0, second), toMs: second + 1000 };
 }
