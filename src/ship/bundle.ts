@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, extname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { BundleError } from "./errors.js";
-import type { BakedIdentity } from "./plugin-main.js";
+import type { BakedIdentity } from "./probe-main.js";
 
 /** This module's folder and the extension its siblings have (.ts from source, .js built). */
 function here(): { dir: string; ext: string } {
@@ -15,20 +15,41 @@ function here(): { dir: string; ext: string } {
   return { dir: dirname(file), ext: extname(file) };
 }
 
+/** The module the bundle's main module imports first: it ends a probe before anything else runs. */
+const PROBE_FIRST = "nri-wire:probe-first";
+
+/**
+ * The source of {@link PROBE_FIRST}: in probe mode (`NN-NAME probe ...`) it runs probe-main and
+ * exits, before the bundle evaluates the modules that serve the protocol or imports the entry, so
+ * a readiness probe, a process the kubelet starts every few seconds, does no more than read the
+ * state file (a startup snapshot's bundle evaluates it when the snapshot is built, where there is
+ * no probe; its processes take the same path through plugin-main, already deserialized).
+ */
+function probeFirstSource(baked: BakedIdentity): string {
+  const { dir, ext } = here();
+  const q = JSON.stringify;
+  return [
+    `import { probeMain } from ${q(join(dir, `probe-main${ext}`))};`,
+    `if (process.argv[2] === "probe") process.exit(probeMain(${q(baked)}, process.argv.slice(3)));`,
+  ].join("\n");
+}
+
 /**
  * The source of the bundle's main module: plugin-main, and a main function that runs it with
- * the entry's import (plugin-main reports an entry that fails to load). The entry is imported
- * when the main function runs (a dynamic import, which the bundle defers), so its top-level code
- * runs in each process, with that process's environment, in every form. Only a bundle that is
- * also the main script of a startup snapshot build loads `node:v8`, to hand the snapshot its
- * main function: building the snapshot runs this module, so nri-wire's modules and the built-in
- * modules they need are loaded once, at build time. Every other form leaves `node:v8` unloaded
- * (with what it loads in turn, 2–4 ms of a plugin's start and 0.4 MiB of its heap).
+ * the entry's import (plugin-main reports an entry that fails to load), after
+ * {@link PROBE_FIRST}. The entry is imported when the main function runs (a dynamic import,
+ * which the bundle defers), so its top-level code runs in each process, with that process's
+ * environment, in every form. Only a bundle that is also the main script of a startup snapshot
+ * build loads `node:v8`, to hand the snapshot its main function: building the snapshot runs this
+ * module, so nri-wire's modules and the built-in modules they need are loaded once, at build
+ * time. Every other form leaves `node:v8` unloaded (with what it loads in turn, 2–4 ms of a
+ * plugin's start and 0.4 MiB of its heap).
  */
 function mainSource(entry: string, baked: BakedIdentity, startupSnapshot: boolean): string {
   const { dir, ext } = here();
   const q = JSON.stringify;
   const lines = [
+    `import ${q(PROBE_FIRST)};`,
     `import { pluginMain } from ${q(join(dir, `plugin-main${ext}`))};`,
     `const main = () => pluginMain(() => import(${q(entry)}), ${q(baked)}).then((code) => process.exit(code), (e) => { process.stderr.write(String(e && e.stack || e) + "\\n"); process.exit(1); });`,
   ];
@@ -93,6 +114,13 @@ export async function bundle(entry: string, baked: BakedIdentity, options: Bundl
       metafile: true,
       logLevel: "silent",
       plugins: [
+        {
+          name: PROBE_FIRST,
+          setup(b) {
+            b.onResolve({ filter: /^nri-wire:probe-first$/ }, () => ({ path: PROBE_FIRST, namespace: "nri-wire" }));
+            b.onLoad({ filter: /.*/, namespace: "nri-wire" }, () => ({ contents: probeFirstSource(baked), resolveDir: here().dir, loader: "js" }));
+          },
+        },
         {
           name: "nri-wire-require",
           setup(b) {

@@ -22,15 +22,12 @@ import { DEFAULT_SOCKET_PATH } from "../api/socket.js";
 import { NriPlugin } from "../plugin/plugin.js";
 import { errorText } from "../internal/error-text.js";
 import { pluginHandlersOf } from "./plugin-entry.js";
-import { markRegistered, markUnregistered, probe, stateFile } from "./readiness.js";
+import { markRegistered, markUnregistered, stateFile } from "./readiness.js";
+import { type BakedIdentity, failureLine, lineId, probeMain } from "./probe-main.js";
 import { socketProblem } from "./socket-check.js";
 import { OPERATIONS_ARGS, type Operations, startOperations } from "./operations.js";
 
-/** What `nri-wire build` fixes at build time. */
-export interface BakedIdentity {
-  readonly name: string;
-  readonly idx: string;
-}
+export type { BakedIdentity };
 
 /**
  * Delays between reconnection attempts: the first after a connection ends (or a first failure),
@@ -39,13 +36,17 @@ export interface BakedIdentity {
 export const RETRY_MS = { first: 100, last: 2000 } as const;
 
 /**
- * Loads the entry, then runs the executable's mode from argv; resolves with the exit code. An
- * entry that fails to load (its top-level code threw) is reported with its stack and then one
- * `NN-NAME: cannot load the entry: MESSAGE` line.
+ * Runs the executable's mode from argv; resolves with the exit code. Every mode but `probe` loads
+ * the entry first: an entry that fails to load (its top-level code threw) is reported with its
+ * stack and then one `NN-NAME: cannot load the entry: MESSAGE` line.
  */
 export async function pluginMain(loadEntry: () => Promise<Readonly<Record<string, unknown>>>, baked: BakedIdentity, argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const [mode, ...rest] = argv;
+  // A probe is no run of the plugin: its entry is not loaded (probe-main.ts). Its line goes
+  // through process.stderr like every other line here; the bundle's own probe path writes to fd 2.
+  if (mode === "probe") return probeMain(baked, rest, env, (text) => process.stderr.write(text));
   // The identity messages carry: the one given, once the command line is read.
-  let id = `${env.NRI_PLUGIN_IDX ?? baked.idx}-${env.NRI_PLUGIN_NAME ?? baked.name}`;
+  let id = lineId(baked, env);
   const say = (line: string): void => {
     process.stderr.write(`${id}: ${line}\n`);
   };
@@ -57,18 +58,11 @@ export async function pluginMain(loadEntry: () => Promise<Readonly<Record<string
     say(`cannot load the entry: ${errorText(e)}`);
     return 1;
   }
-  const [mode, ...rest] = argv;
   try {
     if (mode === "check") {
       const handlers = pluginHandlersOf(entry);
       process.stdout.write(`${JSON.stringify({ id, events: formatEventMask(eventsOf(handlers)), handlers: Object.keys(handlers) })}\n`);
       return 0;
-    }
-    if (mode === "probe") {
-      const { values } = parseArgs({ args: rest, options: { state: { type: "string", default: "/run/nri-wire" } }, strict: true });
-      const verdict = probe(stateFile(values.state));
-      say(verdict.line);
-      return verdict.ready ? 0 : 1;
     }
     const { values } = parseArgs({
       args: [...argv],
@@ -86,8 +80,7 @@ export async function pluginMain(loadEntry: () => Promise<Readonly<Record<string
       await ops.close();
     }
   } catch (e) {
-    const bad = ((e as NodeJS.ErrnoException).code ?? "").startsWith("ERR_PARSE_ARGS");
-    say(bad ? `bad command line: ${(e as Error).message}` : (e as Error).message);
+    say(failureLine(e));
     return 1;
   }
 }

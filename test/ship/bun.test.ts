@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { filesUnder, readImage, runBuild, unpackLayers } from "../support/ship-build.js";
+import { filesUnder, probedTwice, probeTwice, readImage, runBuild, unpackLayers } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 
 /*
@@ -51,6 +51,8 @@ describe("nri-wire build --engine bun", () => {
     }
     const thrown = await run(exe, ["check"], { NRIW_PROBE: "throw" });
     expect([thrown.code, thrown.stderr.trimEnd().split("\n").at(-1)]).toEqual([1, "10-probe: cannot load the entry: asked to throw"]);
+    // The readiness probe reads the state file alone: the entry does not run.
+    expect(await probeTwice(run, exe, join(dir, "state"))).toEqual(probedTwice("10-probe", join(dir, "state")));
   });
 
   it("its image has the three layers: users, Bun (shared by every plugin built with it), the plugin's launcher, bundle and bytecode; the launcher runs on the image's Bun", async () => {

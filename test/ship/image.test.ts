@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { hostPlatform } from "../../src/ship/platform.js";
 import { nodeLine, prerequisites } from "../support/prerequisites.js";
-import { type Descriptor, filesUnder, type ImageConfig, readImage, runBuild, unpackLayers } from "../support/ship-build.js";
+import { type Descriptor, filesUnder, type ImageConfig, probedTwice, probeTwice, type Ran, readImage, runBuild, unpackLayers } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -136,6 +136,16 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     // The cache was accepted: no such line.
     const quiet = execFileSync("sh", ["-c", `'${node}' '${join(image.rootfs, "10-adjuster")}' check 2>&1 >/dev/null`], { encoding: "utf8", env: {} });
     expect(quiet).toBe("");
+  });
+
+  it("its launcher answers the readiness probe from the state file alone, without running the entry", async () => {
+    const rootfs = join(dir, "rootfs-probe");
+    unpackLayers(readImage(join(other, "probe.oci.tar"), dir, host.architecture), rootfs);
+    const node = join(rootfs, "usr/local/bin/node");
+    const run = (file: string, args: string[], env: NodeJS.ProcessEnv) =>
+      new Promise<Ran>((res) => execFile(node, [file, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => res({ code: err === null ? 0 : Number(err.code ?? -1), stdout, stderr })));
+    const state = join(dir, "state");
+    expect(await probeTwice(run, join(rootfs, "10-probe"), state)).toEqual(probedTwice("10-probe", state));
   });
 
   it("the SBOM names the image by digest, nri-wire, the engine and each library with its hash", () => {

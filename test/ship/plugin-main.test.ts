@@ -56,6 +56,22 @@ describe("the built executable's modes", () => {
     expect(await run(entry, ["probe", "--state", dir])).toEqual({ code: 1, out: "", err: `10-adjuster: not registered: no state file ${join(dir, "registered")}\n` });
   });
 
+  it("probe does not load the entry, and says what is wrong with its command line", async () => {
+    let loads = 0;
+    let err = "";
+    vi.spyOn(process.stderr, "write").mockImplementation((s) => ((err += String(s)), true));
+    const load = () => (loads++, Promise.reject(new Error("the entry's top-level code ran")));
+    const codes = [
+      await pluginMain(load, { name: "adjuster", idx: "10" }, ["probe", "--state", dir], { NRI_PLUGIN_IDX: "20" }),
+      await pluginMain(load, { name: "adjuster", idx: "10" }, ["probe", "--stat", dir], {}),
+    ];
+    vi.restoreAllMocks();
+    expect([codes, loads]).toEqual([[1, 1], 0]);
+    const lines = err.split("\n");
+    expect([lines[0], lines.length]).toEqual([`20-adjuster: not registered: no state file ${join(dir, "registered")}`, 3]);
+    expect(lines[1]).toMatch(/^10-adjuster: bad command line: Unknown option '--stat'/);
+  });
+
   it("a bad command line is one line", async () => {
     const r = await run(entry, ["--sockt", "x"]);
     expect(r.code).toBe(1);

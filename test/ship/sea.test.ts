@@ -5,6 +5,7 @@ import { buildPlugin } from "../../src/ship/build.js";
 import { canBuildSea } from "../../src/ship/executable.js";
 import { LOW_FOOTPRINT_OPTIONS } from "../../src/ship/footprint.js";
 import { nodeLine, prerequisites } from "../support/prerequisites.js";
+import { probedTwice, probeTwice } from "../support/ship-build.js";
 import { tempDir } from "../support/temp.js";
 import { waitFor } from "../support/wait.js";
 
@@ -80,5 +81,10 @@ describe.skipIf(!gate.ok)("a single executable application", () => {
     const renamed = await runExe(exe, ["check"], { NRIW_PROBE: "throw", NRI_PLUGIN_IDX: "20", NRI_PLUGIN_NAME: "renamed" });
     expect(renamed.code).toBe(1);
     expect(renamed.stderr.trimEnd().split("\n").at(-1)).toBe("20-renamed: cannot load the entry: asked to throw");
+  });
+
+  it.each(STARTUPS)("from a %s answers the readiness probe from the state file alone, without running the entry", async (seaStartup) => {
+    const state = join(dir, `state-${seaStartup}`);
+    expect(await probeTwice(runExe, join(out(seaStartup), "10-probe"), state)).toEqual(probedTwice("10-probe", state));
   });
 });

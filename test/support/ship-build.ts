@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { markRegistered, stateFile } from "../../src/ship/readiness.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
@@ -79,4 +80,33 @@ export function unpackLayers(image: ReadImage, rootfs: string): string[][] {
     execFileSync("tar", ["-xzf", image.blobFile(l), "-C", rootfs]);
     return execFileSync("tar", ["-tzf", image.blobFile(l)], { encoding: "utf8" }).trim().split("\n");
   });
+}
+
+/** What running a built executable gave. */
+export interface Ran {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs a built executable's readiness probe twice, its entry's top-level code set to throw
+ * (fixtures/probe.ts with NRIW_PROBE=throw): with no state file in `stateDir`, then with one this
+ * process wrote as a registered plugin would (naming itself and `containerd v2.4.2`).
+ */
+export async function probeTwice(run: (file: string, args: string[], env: NodeJS.ProcessEnv) => Promise<Ran>, exe: string, stateDir: string): Promise<Ran[]> {
+  const args = ["probe", "--state", stateDir];
+  const env = { NRIW_PROBE: "throw" };
+  mkdirSync(stateDir, { recursive: true });
+  const before = await run(exe, args, env);
+  markRegistered(stateFile(stateDir), "containerd v2.4.2");
+  return [before, await run(exe, args, env)];
+}
+
+/** What {@link probeTwice} gives when the probe reads the state file and nothing else. */
+export function probedTwice(id: string, stateDir: string): Ran[] {
+  return [
+    { code: 1, stdout: "", stderr: `${id}: not registered: no state file ${stateFile(stateDir)}\n` },
+    { code: 0, stdout: "", stderr: `${id}: registered with containerd v2.4.2 (pid ${process.pid})\n` },
+  ];
 }
