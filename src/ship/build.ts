@@ -12,7 +12,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { checkPluginName } from "../api/identity.js";
-import { bundle, loadEsbuild } from "./bundle.js";
+import { bundle, loadEsbuild, probeBundle } from "./bundle.js";
 import { type Engine, type EngineSource, stageEngine } from "./engine.js";
 import { canBuildSea, engineVersion, type ExecutableForm, type SeaStartup, writeScript, writeSea } from "./executable.js";
 import { chartFiles, daemonSetYaml } from "./manifests.js";
@@ -291,12 +291,14 @@ export async function buildPlugin(o: BuildOptions): Promise<BuildResult> {
       mkdirSync(dir);
       bytecode = await wrap("engine bun", () => bunBytecode({ hostBun, code: bundled.code, dir, timeoutMs: RUN_TIMEOUT_MS }));
     }
+    // A Node image's launcher runs the probe mode from a bundle of its own (plugin-layer.ts).
+    const probeCode = bytecode === undefined ? await probeBundle({ name: o.name, idx: o.idx }) : "";
     for (const engine of engines) {
       const dir = join(tmp, `plugin-${platformSlug(engine.platform)}`);
       mkdirSync(dir);
       const made =
         bytecode === undefined
-          ? await makePluginLayer({ id, engine, code: bundled.code, nodeOptions, dir, timeoutMs: timeout(engine) })
+          ? await makePluginLayer({ id, engine, code: bundled.code, probeCode, nodeOptions, dir, timeoutMs: timeout(engine) })
           : await makeBunPluginLayer({ id, engine, made: bytecode, dir, timeoutMs: timeout(engine) });
       if (made.layer === undefined) {
         const on = engines.length > 1 ? ` on ${platformName(engine.platform)}` : "";

@@ -61,6 +61,9 @@ function mainSource(entry: string, baked: BakedIdentity, startupSnapshot: boolea
   ].join("\n");
 }
 
+/** How every bundle is made: one minified CommonJS file for Node 22 and later, returned rather than written. */
+const COMMON_OPTIONS = { bundle: true, platform: "node", format: "cjs", target: "node22", minify: true, legalComments: "none", write: false, logLevel: "silent" } as const;
+
 /** The esbuild releases `build` bundles with: package.json's optional peer range (a test keeps them equal). */
 export const ESBUILD_RANGE = "^0.28.2";
 
@@ -88,6 +91,22 @@ export interface BundleOptions {
 }
 
 /**
+ * The probe mode alone (probe-main and what it imports) as CommonJS source text, for an image's
+ * launcher to run in a probe instead of the plugin's bundle: a probe then reads neither the bundle
+ * nor its code cache (plugin-layer.ts).
+ */
+export async function probeBundle(baked: BakedIdentity): Promise<string> {
+  const esbuild = await loadEsbuild();
+  const { dir, ext } = here();
+  const result = await esbuild.build({
+    stdin: { contents: `import { probeMain } from ${JSON.stringify(join(dir, `probe-main${ext}`))};\nprocess.exitCode = probeMain(${JSON.stringify(baked)}, process.argv.slice(3));`, resolveDir: dir, sourcefile: "nri-wire-probe.js", loader: "js" },
+    ...COMMON_OPTIONS,
+    absWorkingDir: dir,
+  });
+  return result.outputFiles?.[0]?.text ?? "";
+}
+
+/**
  * Bundles `entry` with plugin-main into CommonJS source text. Paths the bundler records (its
  * inputs, and any module names it writes into the code) are relative to `workingDir` (the build
  * gives the entry's package; default the entry's directory): the bundle does not depend on where
@@ -102,17 +121,10 @@ export async function bundle(entry: string, baked: BakedIdentity, options: Bundl
   try {
     result = await esbuild.build({
       stdin: { contents: mainSource(resolve(entry), baked, options.startupSnapshot ?? false), resolveDir: dirname(resolve(entry)), sourcefile: "nri-wire-main.js", loader: "js" },
-      bundle: true,
+      ...COMMON_OPTIONS,
       external: [...(options.leaveOut ?? [])],
       absWorkingDir: workingDir,
-      platform: "node",
-      format: "cjs",
-      target: "node22",
-      minify: true,
-      legalComments: "none",
-      write: false,
       metafile: true,
-      logLevel: "silent",
       plugins: [
         {
           name: PROBE_FIRST,

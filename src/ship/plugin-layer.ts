@@ -4,7 +4,10 @@
  *   /NN-NAME                                  the launcher: `#!/usr/local/bin/node` and a few lines
  *   /usr/local/lib/nri-wire/NN-NAME/plugin.cjs        the bundle
  *   /usr/local/lib/nri-wire/NN-NAME/plugin.cjs.cache  V8's code cache of it, for this engine
+ *   /usr/local/lib/nri-wire/NN-NAME/probe.cjs         the probe mode alone, a few KiB
  *
+ * Run as `NN-NAME probe` (the readiness probe, a process the kubelet starts every few seconds),
+ * the launcher runs probe.cjs and reads neither the bundle nor its cache.
  * The launcher compiles the bundle with the code cache, as a single executable application
  * does with the one inside it, so the plugin starts without parsing or compiling what it ran at
  * build time. The build makes the cache by running the bundle's `check` mode on the engine that
@@ -22,9 +25,9 @@ import type { LayerSpec } from "./oci-image.js";
 import type { RunResult } from "./platform-runner.js";
 
 /** Where a plugin's files are in its image. */
-export function pluginPaths(id: string): { launcher: string; bundle: string; codeCache: string } {
+export function pluginPaths(id: string): { launcher: string; bundle: string; codeCache: string; probe: string } {
   const dir = `/usr/local/lib/nri-wire/${id}`;
-  return { launcher: `/${id}`, bundle: `${dir}/plugin.cjs`, codeCache: `${dir}/plugin.cjs.cache` };
+  return { launcher: `/${id}`, bundle: `${dir}/plugin.cjs`, codeCache: `${dir}/plugin.cjs.cache`, probe: `${dir}/probe.cjs` };
 }
 
 /** The flags the code cache is made under besides the plugin's own; see the module comment. */
@@ -60,9 +63,12 @@ export function launcherSource(id: string, engine: Pick<Engine, "path">): string
     `"use strict";`,
     `// ${id}, built by nri-wire build: runs its bundle with the V8 code cache made for this engine.`,
     // The image's root is this file's directory (an unpacked copy of the image works too).
+    `if (process.argv[2] === "probe") require(require("node:path").join(__dirname, ${q(pluginPaths(id).probe)}));`,
+    `else {`,
     ...compileLines(id, { bundle: `join(__dirname, ${q(pluginPaths(id).bundle)})`, cache: `join(__dirname, ${q(pluginPaths(id).codeCache)})` }),
     `if (script.cachedDataRejected === true) process.stderr.write(${q(`${id}: code cache rejected by node `)} + process.version + ": starting without it\\n");`,
     RUN_LINE,
+    `}`,
     "",
   ].join("\n");
 }
@@ -77,9 +83,10 @@ export interface PluginLayer {
 
 /**
  * Runs the bundle's `check` mode on `engine` (with `nodeOptions`) in `dir`, making the code
- * cache as it does, and makes the plugin layer from the bundle, the cache and the launcher.
+ * cache as it does, and makes the plugin layer from the bundle, the cache, the probe's bundle
+ * (`probeCode`, from probeBundle) and the launcher.
  */
-export async function makePluginLayer(o: { id: string; engine: Engine; code: string; nodeOptions: readonly string[]; dir: string; timeoutMs: number }): Promise<PluginLayer> {
+export async function makePluginLayer(o: { id: string; engine: Engine; code: string; probeCode: string; nodeOptions: readonly string[]; dir: string; timeoutMs: number }): Promise<PluginLayer> {
   const p = pluginPaths(o.id);
   const cacheFile = join(o.dir, "plugin.cjs.cache");
   const maker = join(o.dir, "make-code-cache.cjs");
@@ -104,6 +111,7 @@ export async function makePluginLayer(o: { id: string; engine: Engine; code: str
         { path: p.launcher, source: Buffer.from(launcherSource(o.id, o.engine)), mode: 0o755 },
         { path: p.bundle, source: Buffer.from(o.code), mode: 0o644 },
         { path: p.codeCache, source: readFileSync(cacheFile), mode: 0o644 },
+        { path: p.probe, source: Buffer.from(o.probeCode), mode: 0o644 },
       ],
       createdBy: `nri-wire build: plugin ${o.id}, its bundle and V8's code cache of it for ${o.engine.name} ${o.engine.version}`,
     },

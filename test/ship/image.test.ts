@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { canBuildSea } from "../../src/ship/executable.js";
@@ -74,7 +74,7 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     expect(linesB.map((l) => l.replaceAll(b, "OUT"))).toEqual(linesA.map((l) => l.replaceAll(a, "OUT")));
   });
 
-  it("has three layers: /etc's users, the engine (binary, loader, libraries), the plugin (launcher, bundle, code cache)", () => {
+  it("has three layers: /etc's users, the engine (binary, loader, libraries), the plugin (launcher, bundle, code cache, probe)", () => {
     const [base, engine, plugin] = image.layerFiles;
     expect(base).toEqual(["etc/", "etc/group", "etc/passwd"]);
     expect(readFileSync(join(image.rootfs, "etc/passwd"), "utf8")).toMatch(/^root:x:0:0:/);
@@ -90,6 +90,7 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
       "usr/local/lib/nri-wire/10-adjuster/",
       "usr/local/lib/nri-wire/10-adjuster/plugin.cjs",
       "usr/local/lib/nri-wire/10-adjuster/plugin.cjs.cache",
+      "usr/local/lib/nri-wire/10-adjuster/probe.cjs",
     ]);
     expect(image.config.history.map((h) => h.created_by)).toEqual([
       "nri-wire build: /etc/passwd and /etc/group (root, nobody)",
@@ -138,9 +139,12 @@ describe.skipIf(!gate.ok)("the image and executable nri-wire build makes", () =>
     expect(quiet).toBe("");
   });
 
-  it("its launcher answers the readiness probe from the state file alone, without running the entry", async () => {
+  it("its launcher answers the readiness probe from the state file alone, with neither the entry nor the bundle", async () => {
     const rootfs = join(dir, "rootfs-probe");
     unpackLayers(readImage(join(other, "probe.oci.tar"), dir, host.architecture), rootfs);
+    // Gone from this copy, the bundle and its cache cannot be what the probe reads.
+    rmSync(join(rootfs, "usr/local/lib/nri-wire/10-probe/plugin.cjs"));
+    rmSync(join(rootfs, "usr/local/lib/nri-wire/10-probe/plugin.cjs.cache"));
     const node = join(rootfs, "usr/local/bin/node");
     const run = (file: string, args: string[], env: NodeJS.ProcessEnv) =>
       new Promise<Ran>((res) => execFile(node, [file, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => res({ code: err === null ? 0 : Number(err.code ?? -1), stdout, stderr })));
