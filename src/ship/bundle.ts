@@ -23,7 +23,8 @@ const PROBE_FIRST = "nri-wire:probe-first";
  * exits, before the bundle evaluates the modules that serve the protocol or imports the entry, so
  * a readiness probe, a process the kubelet starts every few seconds, does no more than read the
  * state file (a startup snapshot's bundle evaluates it when the snapshot is built, where there is
- * no probe; its processes take the same path through plugin-main, already deserialized).
+ * no probe; its processes take the same path through plugin-main, already deserialized). Bundled
+ * alone, it is also the probe script of an image (probeBundle).
  */
 function probeFirstSource(baked: BakedIdentity): string {
   const { dir, ext } = here();
@@ -97,11 +98,10 @@ export interface BundleOptions {
  */
 export async function probeBundle(baked: BakedIdentity): Promise<string> {
   const esbuild = await loadEsbuild();
-  const { dir, ext } = here();
   const result = await esbuild.build({
-    stdin: { contents: `import { probeMain } from ${JSON.stringify(join(dir, `probe-main${ext}`))};\nprocess.exitCode = probeMain(${JSON.stringify(baked)}, process.argv.slice(3));`, resolveDir: dir, sourcefile: "nri-wire-probe.js", loader: "js" },
+    stdin: { contents: probeFirstSource(baked), resolveDir: here().dir, sourcefile: "nri-wire-probe.js", loader: "js" },
     ...COMMON_OPTIONS,
-    absWorkingDir: dir,
+    absWorkingDir: here().dir,
   });
   return result.outputFiles?.[0]?.text ?? "";
 }

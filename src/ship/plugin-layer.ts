@@ -7,10 +7,9 @@
  *   /usr/local/lib/nri-wire/NN-NAME/probe.cjs         the probe mode alone, a few KiB
  *
  * Run as `NN-NAME probe` (the readiness probe, a process the kubelet starts every few seconds),
- * the launcher runs probe.cjs and reads neither the bundle nor its cache.
- * The launcher compiles the bundle with the code cache, as a single executable application
- * does with the one inside it, so the plugin starts without parsing or compiling what it ran at
- * build time. The build makes the cache by running the bundle's `check` mode on the engine that
+ * the launcher runs probe.cjs and reads neither the bundle nor its cache. Otherwise it compiles
+ * the bundle with the code cache, as a single executable application does with the one inside
+ * it, so the plugin starts without parsing or compiling what it ran at build time. The build makes the cache by running the bundle's `check` mode on the engine that
  * ships (through qemu-user for another architecture), under the options the plugin runs with (V8
  * rejects a cache made under other flags), plus two that V8 leaves out of that check: a fixed
  * `--random-seed` (it fixes the string hashes the cache records, which otherwise differ at every
