@@ -27,8 +27,6 @@ import { type BakedIdentity, failureLine, lineId, probeMain } from "./probe-main
 import { socketProblem } from "./socket-check.js";
 import { OPERATIONS_ARGS, type Operations, startOperations } from "./operations.js";
 
-export type { BakedIdentity };
-
 /**
  * Delays between reconnection attempts: the first after a connection ends (or a first failure),
  * then doubling after each failure up to the last.
