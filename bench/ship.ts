@@ -62,24 +62,28 @@ function nodeFromCache(): string {
  * manifest, that manifest's config and layers), the environment its config sets, and those layers
  * unpacked into `rootfs` if given.
  */
-function pullImage(r: BuildResult, work: string, rootfs?: string): { blobs: Map<string, number>; env: string[] } {
+function pullImage(r: BuildResult, work: string, rootfs?: string): { blobs: Map<string, number>; env: string[]; entrypoint: string[] } {
   const layout = mkdtempSync(join(work, "image-"));
   try {
     const image = readImage(r.image, layout);
     if (rootfs !== undefined) unpackLayers(image, rootfs);
     const blobs = new Map([image.indexDescriptor, image.index.manifests[0]!, image.manifest.config, ...image.manifest.layers].map((d) => [d.digest, d.size]));
-    return { blobs, env: image.config.config.Env };
+    return { blobs, env: image.config.config.Env, entrypoint: image.config.config.Entrypoint };
   } finally {
     rmSync(layout, { recursive: true, force: true });
   }
 }
 
 /**
- * Runs an unpacked image's engine on its launcher with the environment the image's config sets,
- * as a runtime does (its PATH included: the engine is run by its path, so it finds nothing else).
+ * Runs an unpacked image's entrypoint with the environment the image's config sets, as a runtime
+ * does (its PATH included: the engine is run by its path, so it finds nothing else). The paths it
+ * names are the unpacked copy's; an entrypoint that is the launcher alone (whose `#!` names the
+ * engine's path in the image) is run by the copy's engine.
  */
-function imageCommand(rootfs: string, engine: string, env: readonly string[]): Command {
-  return ["/usr/bin/env", [...env, join(rootfs, "usr/local/bin", engine), join(rootfs, "10-bench")]];
+function imageCommand(rootfs: string, engine: string, config: { env: readonly string[]; entrypoint: readonly string[] }): Command {
+  const enginePath = `/usr/local/bin/${engine}`;
+  const argv = (config.entrypoint[0] === enginePath ? config.entrypoint : [enginePath, ...config.entrypoint]).map((a) => (a.startsWith("/") ? join(rootfs, a) : a));
+  return ["/usr/bin/env", [...config.env, ...argv]];
 }
 
 /** A row's note of what an image's config sets for its engine: its environment but the PATH. */
@@ -114,8 +118,9 @@ async function main(): Promise<void> {
     const seaRow = rows[0]!;
     // The image form: the first build's image, its layers unpacked as a runtime does.
     const rootfs = join(work, "rootfs");
-    const { blobs, env } = pullImage(first!, work, rootfs);
-    const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings(env)})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node", env) };
+    const firstImage = pullImage(first!, work, rootfs);
+    const { blobs, env } = firstImage;
+    const imageRow: Row = { label: `image (engine layer's node, launcher, code cache; ${engineSettings(env)})`, needsNode: false, bytes: first!.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(rootfs, "node", firstImage) };
     rows.push(imageRow);
     // Bun: the compiled executable, installed by copying, and the image's files.
     const bun = await buildPlugin({ entry, name: "bench", idx: "10", out: join(work, "out-bun"), engine: "bun", tag: "1.0.0" });
@@ -125,8 +130,8 @@ async function main(): Promise<void> {
     chmodSync(join(work, "installed-bun/10-bench"), 0o755);
     rows.push({ label: `bun ${bunVersion} executable (--engine bun)`, needsNode: false, bytes: bun.executables[0]!.bytes, cmd: [join(work, "installed-bun/10-bench"), []] });
     const bunRoot = join(work, "rootfs-bun");
-    const bunEnv = pullImage(bun, work, bunRoot).env;
-    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings(bunEnv)})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun", bunEnv) });
+    const bunImage = pullImage(bun, work, bunRoot);
+    rows.push({ label: `bun ${bunVersion} image (engine layer's bun, launcher, bytecode; ${engineSettings(bunImage.env)})`, needsNode: false, bytes: bun.manifests[0]!.layers.reduce((n, l) => n + l.unpackedBytes, 0), cmd: imageCommand(bunRoot, "bun", bunImage) });
     const go = goBuild("nri-bench", "nri-bench");
     rows.unshift({ label: "Go plugin (containerd/nri v0.12.5 stub)", needsNode: false, bytes: statSync(go).size, cmd: [go, ["plugin"]] });
     const runtime: Command = [go, ["runtime"]];
