@@ -7,7 +7,9 @@ import { tempDir } from "../support/temp.js";
 
 /*
  * The package as a user installs it: packed, then installed with --omit=dev into an empty
- * project (offline, from the npm cache the repository's own install filled). A plugin or a
+ * project (from the npm cache where it can: the repository's own install filled it with the
+ * tarballs and the short package documents a lockfile install reads, and an install of a tarball
+ * asks for the full ones, which a fresh machine's cache lacks). A plugin or a
  * runtime gets nri-wire and its one peer, @bufbuild/protobuf; no bundler. `build` says what to
  * install instead of failing on a missing module.
  */
@@ -45,7 +47,7 @@ describe("npm install nri-wire --omit=dev", () => {
     execFileSync("mkdir", ["-p", project]);
     writeFileSync(join(project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, type: "module" }));
     // No warning: no install script (dist/ is built when packing), no peer missing.
-    expect(npmWarnings(["install", "--offline", "--omit=dev", "--no-audit", "--no-fund", join(dir, packed)], project)).toEqual([]);
+    expect(npmWarnings(["install", "--prefer-offline", "--omit=dev", "--no-audit", "--no-fund", join(dir, packed)], project)).toEqual([]);
     const installed = npm(["ls", "--all", "--omit=dev", "--parseable"], project)
       .trim()
       .split("\n")
